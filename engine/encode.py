@@ -1,0 +1,117 @@
+"""Sentence encoding on the user's CPU with ONNX Runtime, from a model bundle.
+
+The bundle's ONNX graph maps encoder inputs to each sentence's top-K sparse vector; this
+module batches sentences (sorted by length so padding stays small), runs the session with
+laptop-friendly thread settings, and drops the zero tail of each top-K list.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.features import build_features, load_tokenizer, question_tokens
+
+BUNDLE_NAME = "sparc-tiny"
+
+
+def default_bundle_dir() -> Path:
+    """The shipped bundle, or ``$SPARCDESK_MODEL`` when set."""
+    env = os.environ.get("SPARCDESK_MODEL")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1] / "assets" / BUNDLE_NAME
+
+
+@dataclass(frozen=True)
+class SparseVector:
+    """Non-zero (token id, weight) pairs of one sentence, by weight descending."""
+
+    ids: np.ndarray  # int32
+    weights: np.ndarray  # float32
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+
+@dataclass(frozen=True)
+class BundleConfig:
+    name: str
+    version: str
+    w: float
+    top_k: int
+    max_length: int
+    pooling: str
+    query_tokens: str
+    vocab_size: int
+    onnx: str
+
+    @classmethod
+    def load(cls, bundle_dir: Path) -> BundleConfig:
+        raw = json.loads((bundle_dir / "config.json").read_text(encoding="utf-8"))
+        return cls(**{k: raw[k] for k in cls.__dataclass_fields__})
+
+
+def default_threads() -> int:
+    """Physical cores, at most 4: more threads rarely help a small encoder on a laptop."""
+    try:
+        import psutil
+
+        n = psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    except ImportError:
+        n = os.cpu_count() or 1
+    return max(1, min(4, n))
+
+
+class SparseEncoder:
+    """``encode(sentences, contexts) -> list[SparseVector]``; ``question_ids(text)`` for queries."""
+
+    def __init__(self, bundle_dir: Path | str | None = None, threads: int | None = None, onnx_file: str | None = None):
+        import onnxruntime as ort
+
+        self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
+        if not (self.bundle_dir / "config.json").is_file():
+            raise FileNotFoundError(f"no model bundle at {self.bundle_dir} (config.json missing)")
+        self.config = BundleConfig.load(self.bundle_dir)
+        self.tokenizer = load_tokenizer(str(self.bundle_dir / "tokenizer.json"))
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads or default_threads()
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        model_path = self.bundle_dir / (onnx_file or self.config.onnx)
+        self.session = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
+
+    def question_ids(self, text: str) -> list[int]:
+        return question_tokens(self.tokenizer, text, unique=self.config.query_tokens == "unique")
+
+    def _run(self, sentences: Sequence[str], contexts: Sequence[str]) -> list[SparseVector]:
+        feats = build_features(self.tokenizer, sentences, contexts, self.config.max_length)
+        ids, weights = self.session.run(["top_ids", "top_weights"], feats)
+        out = []
+        for row_ids, row_w in zip(ids, weights, strict=True):
+            n = int(np.count_nonzero(row_w > 0))
+            out.append(SparseVector(row_ids[:n].astype(np.int32), row_w[:n].astype(np.float32)))
+        return out
+
+    def iter_batches(
+        self, sentences: Sequence[str], contexts: Sequence[str], batch_size: int = 32
+    ) -> Iterator[tuple[list[int], list[SparseVector]]]:
+        """Yields (positions in the input, vectors) batch by batch, longest inputs first."""
+        if len(sentences) != len(contexts):
+            raise ValueError("sentences and contexts differ in length")
+        order = sorted(range(len(sentences)), key=lambda i: -(len(sentences[i]) + len(contexts[i])))
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            yield idx, self._run([sentences[i] for i in idx], [contexts[i] for i in idx])
+
+    def encode(self, sentences: Sequence[str], contexts: Sequence[str], batch_size: int = 32) -> list[SparseVector]:
+        result: list[SparseVector | None] = [None] * len(sentences)
+        for idx, vecs in self.iter_batches(sentences, contexts, batch_size):
+            for i, v in zip(idx, vecs, strict=True):
+                result[i] = v
+        return result  # type: ignore[return-value]

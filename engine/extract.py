@@ -1,0 +1,719 @@
+"""Turn a file (or the bytes of an attachment) into plain text Documents.
+
+Each format goes through a well-kept library (pypdf, python-docx, odfpy, ebooklib,
+striprtf, beautifulsoup4 with lxml, markdown-it-py) and comes out as paragraphs separated
+by blank lines, because ``engine.segment`` cuts passages on blank lines. Every failure --
+an unreadable or vanished file, a corrupt or encrypted document, binary data posing as
+text, a file over the size limit -- becomes an ``ExtractionError`` naming the file and the
+reason, so one bad file never stops an indexing run.
+
+Entry points: ``extract(path)`` returns a list of Documents for one unit (a file, an mbox
+file or a Maildir folder); ``iter_extract(path)`` yields Documents and per-message or
+per-attachment errors, for callers that must not lose them; ``extract_bytes`` serves
+attachments.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+import stat
+import warnings
+import zipfile
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from engine.documents import Document, ExtractionError
+from engine.walk import classify
+
+log = logging.getLogger(__name__)
+
+# Files larger than this are refused without being read (the catalog records the error).
+MAX_FILE_BYTES = 50 * 1024 * 1024
+
+EXTENSION_KINDS: dict[str, str] = {
+    ".txt": "text",
+    ".text": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdown": "markdown",
+    ".mkd": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".odt": "odt",
+    ".epub": "epub",
+    ".rtf": "rtf",
+    ".eml": "email",
+}
+
+MIME_KINDS: dict[str, str] = {
+    "text/plain": "text",
+    "text/markdown": "markdown",
+    "text/x-markdown": "markdown",
+    "text/html": "html",
+    "application/xhtml+xml": "html",
+    "application/pdf": "pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.oasis.opendocument.text": "odt",
+    "application/epub+zip": "epub",
+    "application/rtf": "rtf",
+    "text/rtf": "rtf",
+    "message/rfc822": "email",
+}
+
+# Share of control characters above which decoded "text" is taken to be binary data.
+MAX_CONTROL_SHARE = 0.05
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+_MANY_BLANKS = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
+_SPACES = re.compile(r"[ \t\u00a0]+")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _fmt_size(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / (1024 * 1024):.1f} MB"
+    if n >= 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n} bytes"
+
+
+def too_large(size: int, limit: int) -> str:
+    """The reason text for a unit over the size limit."""
+    return f"file too large ({_fmt_size(size)} > {_fmt_size(limit)} limit)"
+
+
+def iso_utc(timestamp: float) -> str:
+    """A POSIX time as ISO 8601 in UTC, to the second."""
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def join_paragraphs(paragraphs: list[str]) -> str:
+    """Non-empty paragraphs, each trimmed, separated by one blank line."""
+    return "\n\n".join(p for p in (q.strip() for q in paragraphs) if p)
+
+
+def tidy(text: str) -> str:
+    """Unify line ends, trim trailing spaces, collapse runs of blank lines to one."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n\n")
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return _MANY_BLANKS.sub("\n\n", text).strip()
+
+
+def read_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file, refusing (without reading) one over ``max_bytes``."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ExtractionError(path, exc.strerror or str(exc)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ExtractionError(path, "is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        # Opening a FIFO would block until a writer appears; devices may never end.
+        raise ExtractionError(path, "not a regular file (FIFO, socket or device)")
+    if st.st_size > max_bytes:
+        raise ExtractionError(path, too_large(st.st_size, max_bytes))
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise ExtractionError(path, exc.strerror or str(exc)) from None
+    if len(data) > max_bytes:  # grew between stat and read
+        raise ExtractionError(path, too_large(len(data), max_bytes))
+    return data, st
+
+
+# --------------------------------------------------------------------------- plain text
+
+
+def decode_text(data: bytes, where: str) -> tuple[str, dict[str, str]]:
+    """Decode bytes that should be text; returns the text and notes for ``Document.fields``.
+
+    A byte-order mark decides (UTF-8, UTF-16, UTF-32); otherwise strict UTF-8; otherwise
+    cp1252 (latin-1 for the five bytes cp1252 leaves undefined), noted in the fields. NUL
+    bytes without a UTF-16/32 BOM, or too many control characters, mean binary data.
+    """
+    notes: dict[str, str] = {}
+    if data.startswith(b"\xef\xbb\xbf"):
+        text, encoding = data[3:].decode("utf-8", errors="replace"), "utf-8-sig"
+    elif data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        text, encoding = data.decode("utf-32", errors="replace"), "utf-32"
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text, encoding = data.decode("utf-16", errors="replace"), "utf-16"
+    else:
+        if b"\x00" in data:
+            raise ExtractionError(where, "binary data, not text")
+        try:
+            text, encoding = data.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            try:
+                text, encoding = data.decode("cp1252"), "cp1252"
+            except UnicodeDecodeError:
+                text, encoding = data.decode("latin-1"), "latin-1"
+            notes["encoding"] = encoding
+            notes["note"] = f"not valid UTF-8; decoded as {encoding}"
+    sample = text[:65536]
+    if sample and len(_CONTROL.findall(sample)) > MAX_CONTROL_SHARE * len(sample):
+        raise ExtractionError(where, "binary data, not text")
+    if encoding != "utf-8" and "encoding" not in notes:
+        notes["encoding"] = encoding
+    return text, notes
+
+
+def _text(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    text, notes = decode_text(data, where)
+    return tidy(_CONTROL.sub("", text)), None, notes
+
+
+# --------------------------------------------------------------------------- HTML and Markdown
+
+_DROP_TAGS = ("script", "style", "nav", "noscript", "template", "svg", "head", "iframe", "object", "canvas")
+# Elements that end a paragraph: sections, headings, lists, tables, quotes.
+_BLOCK_TAGS = [
+    *("p", "div", "section", "article", "main", "aside", "header", "footer", "address", "hr"),
+    *("h1", "h2", "h3", "h4", "h5", "h6"),
+    *("li", "ul", "ol", "dl", "dt", "dd", "table", "thead", "tbody", "tfoot", "tr", "caption"),
+    *("blockquote", "pre", "figure", "figcaption", "form", "fieldset", "details", "summary"),
+]
+_CELL_TAGS = ("td", "th")
+_PARA, _LINE = "\ue000", "\ue001"  # private-use markers that survive get_text()
+
+# Quoted history in HTML e-mail (Gmail, Thunderbird, Apple Mail, Outlook on the web).
+_QUOTE_SELECTORS = (
+    "blockquote[type=cite]",
+    ".gmail_quote",
+    ".moz-cite-prefix",
+    "#divRplyFwdMsg",
+    "#appendonsend",
+)
+
+
+def html_to_text(html: str | bytes, drop_quotes: bool = False) -> tuple[str, str | None]:
+    """Visible text of an HTML page as blank-line separated paragraphs, and its ``<title>``.
+
+    ``drop_quotes`` also removes the quoted history of an HTML e-mail reply.
+    """
+    from bs4 import BeautifulSoup, NavigableString
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # bs4 warns on markup that looks like a file name or URL
+        soup = BeautifulSoup(html, "lxml")
+    title = None
+    if soup.title is not None:
+        title = " ".join(soup.title.get_text().split()) or None
+    for tag in soup.find_all(list(_DROP_TAGS)):
+        if not tag.decomposed:
+            tag.decompose()
+    if drop_quotes:
+        for selector in _QUOTE_SELECTORS:
+            for tag in soup.select(selector):
+                if tag.decomposed:
+                    continue
+                if selector == "#appendonsend":  # Outlook: everything after this marker is history
+                    for later in list(tag.find_all_next()):
+                        if not later.decomposed:
+                            later.decompose()
+                tag.decompose()
+    for pre in soup.find_all("pre"):
+        for string in pre.find_all(string=True):
+            string.replace_with(NavigableString(str(string).replace("\n", _LINE)))
+    for br in soup.find_all("br"):
+        br.replace_with(_LINE)
+    for tag in soup.find_all(list(_CELL_TAGS)):
+        tag.insert_after(" \t ")
+    for tag in soup.find_all(_BLOCK_TAGS):
+        tag.insert_before(_PARA)
+        tag.insert_after(_PARA)
+    raw = soup.get_text()
+    paragraphs = []
+    for chunk in raw.split(_PARA):
+        lines = [" ".join(line.split()) for line in chunk.split(_LINE)]
+        paragraphs.append("\n".join(line for line in lines if line))
+    return join_paragraphs(paragraphs), title
+
+
+def _html(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    text, title = html_to_text(data)
+    return text, title, {}
+
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n(?:---|\.\.\.)[ \t]*\n", re.S)
+
+
+def markdown_to_text(source: str) -> tuple[str, str | None]:
+    """Markdown rendered by markdown-it-py (CommonMark plus tables), then read as HTML.
+
+    The title is the first top-level heading, if any.
+    """
+    from markdown_it import MarkdownIt
+
+    source = _FRONT_MATTER.sub("", source)
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    tokens = md.parse(source)
+    title = None
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h1" and i + 1 < len(tokens):
+            inline = tokens[i + 1].children or []
+            title = "".join(c.content for c in inline if c.type in ("text", "code_inline")).strip() or None
+            break
+    text, _ = html_to_text(md.renderer.render(tokens, md.options, {}))
+    return text, title
+
+
+def _markdown(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    source, notes = decode_text(data, where)
+    text, title = markdown_to_text(source)
+    return text, title, notes
+
+
+# --------------------------------------------------------------------------- PDF
+
+
+def _pdf_paragraphs(page_text: str) -> str:
+    """Guess paragraph ends in a page's text: pypdf gives one line per printed line.
+
+    A line clearly shorter than the page's full lines ends a paragraph (the usual last
+    line of a paragraph, a heading, a list item). Runs of spaces from justified text are
+    collapsed.
+    """
+    lines = [_SPACES.sub(" ", line).strip() for line in page_text.split("\n")]
+    lines = [line for line in lines if line]
+    if not lines:
+        return ""
+    lengths = sorted(len(line) for line in lines)
+    full = lengths[int(0.9 * (len(lengths) - 1))]
+    if full < 40:  # short lines everywhere (slides, tables): leave the layout alone
+        return "\n".join(lines)
+    out: list[str] = []
+    for line in lines:
+        out.append(line)
+        out.append("\n\n" if len(line) < 0.75 * full else "\n")
+    return "".join(out).strip()
+
+
+_COLUMN_GAP = re.compile(r"\S {6,}\S")
+_SENTENCE_END = re.compile(r"[.!?:;\"'\u201d\u2019)\]]$")
+
+
+def _pdf_layout_paragraphs(layout: str) -> str | None:
+    """Paragraphs from pypdf's layout mode, which shows vertical gaps as blank lines.
+
+    Returns None for a page that looks multi-column (layout mode puts the columns side by
+    side on one line; plain mode reads them one after the other). A block that stops
+    mid-sentence and is followed by one starting in lower case is joined back (double
+    line spacing, a page footer gap).
+    """
+    lines = [line.strip() for line in layout.split("\n")]
+    text_lines = [line for line in lines if line]
+    if not text_lines:
+        return ""
+    if len(text_lines) >= 4 and sum(bool(_COLUMN_GAP.search(line)) for line in text_lines) > 0.3 * len(
+        text_lines
+    ):
+        return None
+    blocks: list[str] = []
+    current: list[str] = []
+    for line in [*lines, ""]:
+        if line:
+            current.append(_SPACES.sub(" ", line))
+        elif current:
+            block = "\n".join(current)
+            if blocks and not _SENTENCE_END.search(blocks[-1]) and block[:1].islower():
+                blocks[-1] += "\n" + block
+            else:
+                blocks.append(block)
+            current = []
+    return "\n\n".join(blocks)
+
+
+def _pdf_page_text(page: Any) -> str:
+    try:
+        layout = _pdf_layout_paragraphs(page.extract_text(extraction_mode="layout") or "")
+    except Exception:  # layout mode is the younger code path; plain mode is the fallback
+        layout = None
+    if layout is not None:
+        return layout
+    return _pdf_paragraphs(page.extract_text() or "")
+
+
+def _pdf(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    import pypdf
+    from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # recoverable-damage chatter
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted:
+            try:
+                ok = reader.decrypt("")  # many PDFs are encrypted with an empty user password
+            except (DependencyError, NotImplementedError) as exc:
+                raise ExtractionError(where, f"encrypted PDF that cannot be opened: {exc}") from None
+            if not ok:
+                raise ExtractionError(where, "encrypted PDF (password required)")
+        pages: list[str] = []
+        failed: list[int] = []
+        for number, page in enumerate(reader.pages, start=1):
+            try:
+                pages.append(_pdf_page_text(page))
+            except Exception:  # one damaged page must not cost the others
+                failed.append(number)
+        if failed and len(failed) == len(pages) + len(failed):
+            raise ExtractionError(where, f"corrupt PDF: no page could be read ({len(failed)} pages)")
+        title = None
+        try:
+            meta = reader.metadata
+            if meta is not None and meta.title:
+                title = str(meta.title).strip() or None
+        except Exception:  # a damaged info dictionary must not cost the text
+            title = None
+    except ExtractionError:
+        raise
+    except FileNotDecryptedError:
+        raise ExtractionError(where, "encrypted PDF (password required)") from None
+    except PdfReadError as exc:
+        raise ExtractionError(where, f"corrupt PDF: {exc}") from None
+    except Exception as exc:  # pypdf raises many types on damaged files
+        raise ExtractionError(where, f"corrupt PDF: {type(exc).__name__}: {exc}") from None
+    notes: dict[str, str] = {}
+    text = tidy(_CONTROL.sub("", join_paragraphs(pages)))
+    if failed:
+        notes["note"] = f"unreadable pages skipped: {', '.join(map(str, failed))}"
+    elif not text:
+        notes["note"] = "no extractable text (scanned or image-only PDF?)"
+    return text, title, notes
+
+
+# --------------------------------------------------------------------------- office and e-books
+
+
+def _docx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    import docx
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except Exception as exc:
+        raise ExtractionError(where, f"corrupt DOCX: {type(exc).__name__}: {exc}") from None
+
+    paragraphs: list[str] = []
+
+    def table_rows(table: Table) -> None:
+        for row in table.rows:
+            cells: list[str] = []
+            last = None
+            for cell in row.cells:
+                if cell._tc is last:  # a merged cell repeats across the columns it spans
+                    continue
+                last = cell._tc
+                text = " ".join(p.text.strip() for p in cell.paragraphs if p.text.strip())
+                if text:
+                    cells.append(text)
+                for inner in cell.tables:
+                    table_rows(inner)
+            if cells:
+                paragraphs.append(" | ".join(cells))
+
+    for block in document.iter_inner_content():
+        if isinstance(block, Paragraph):
+            paragraphs.append(block.text)
+        elif isinstance(block, Table):
+            table_rows(block)
+    title = (document.core_properties.title or "").strip() or None
+    return tidy(join_paragraphs(paragraphs)), title, {}
+
+
+def _odt(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    from odf import teletype
+    from odf.namespaces import DCNS, TABLENS, TEXTNS
+    from odf.opendocument import load
+
+    try:
+        document = load(io.BytesIO(data))
+    except Exception as exc:
+        raise ExtractionError(where, f"corrupt ODT: {type(exc).__name__}: {exc}") from None
+
+    paragraphs: list[str] = []
+
+    def visit(node: Any) -> None:
+        qname = getattr(node, "qname", None)
+        if qname in ((TEXTNS, "p"), (TEXTNS, "h")):
+            paragraphs.append(teletype.extractText(node))
+            return
+        if qname == (TABLENS, "table-row"):
+            cells = [
+                teletype.extractText(c).strip()
+                for c in node.childNodes
+                if getattr(c, "qname", None) == (TABLENS, "table-cell")
+            ]
+            paragraphs.append(" | ".join(c for c in cells if c))
+            return
+        for child in getattr(node, "childNodes", []):
+            visit(child)
+
+    visit(document.text)
+    title = None
+    for node in document.meta.childNodes:
+        if getattr(node, "qname", None) == (DCNS, "title"):
+            title = teletype.extractText(node).strip() or None
+    return tidy(join_paragraphs(paragraphs)), title, {}
+
+
+def _epub(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    import ebooklib
+    from ebooklib import epub
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # A file object, never bytes: ebooklib takes bytes for a file name.
+            book = epub.read_epub(io.BytesIO(data), options={"ignore_ncx": True})
+    except Exception as exc:
+        raise ExtractionError(where, f"corrupt EPUB: {type(exc).__name__}: {exc}") from None
+    chapters: list[str] = []
+    for entry in book.spine:
+        idref = entry[0] if isinstance(entry, (tuple, list)) else entry
+        item = book.get_item_with_id(idref)
+        if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT:
+            continue
+        text, _ = html_to_text(item.get_content())
+        chapters.append(text)
+    title = None
+    meta = book.get_metadata("DC", "title")
+    if meta:
+        title = str(meta[0][0]).strip() or None
+    return join_paragraphs(chapters), title, {}
+
+
+_RTF_TITLE = re.compile(r"\{\\title\s+([^{}]*)\}")
+
+
+def _rtf(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    from striprtf.striprtf import rtf_to_text
+
+    if not data.lstrip().startswith(b"{\\rtf"):
+        raise ExtractionError(where, "corrupt RTF: no {\\rtf header")
+    source = data.decode("latin-1")
+    try:
+        # RTF is 7-bit; \'xx escapes carry the code page, which striprtf reads from \ansicpg.
+        text = rtf_to_text(source, errors="ignore")
+        match = _RTF_TITLE.search(source)
+        title = (
+            rtf_to_text("{\\rtf1\\ansi " + match.group(1) + "}", errors="ignore").strip() if match else None
+        )
+    except Exception as exc:
+        raise ExtractionError(where, f"corrupt RTF: {type(exc).__name__}: {exc}") from None
+    # Each \par becomes one newline: in RTF a line break is a paragraph.
+    paragraphs = text.replace("\r\n", "\n").split("\n")
+    return tidy(_CONTROL.sub("", join_paragraphs(paragraphs))), title or None, {}
+
+
+_Extractor = Callable[[bytes, str], tuple[str, "str | None", dict[str, str]]]
+_EXTRACTORS: dict[str, _Extractor] = {
+    "text": _text,
+    "markdown": _markdown,
+    "html": _html,
+    "pdf": _pdf,
+    "docx": _docx,
+    "odt": _odt,
+    "epub": _epub,
+    "rtf": _rtf,
+}
+
+
+# --------------------------------------------------------------------------- dispatch
+
+_MAIL_HEADER = re.compile(
+    rb"^(?:From|To|Subject|Date|Message-ID|Received|Return-Path|MIME-Version|Delivered-To|Reply-To|Cc):[ \t]",
+    re.I | re.M,
+)
+
+
+def sniff_kind(data: bytes) -> str | None:
+    """The format of bytes whose name says nothing, from their first bytes; None for unknown binary."""
+    head = data[:4096]
+    stripped = head.lstrip()
+    if head.startswith(b"%PDF-"):
+        return "pdf"
+    if stripped.startswith(b"{\\rtf"):
+        return "rtf"
+    if head.startswith(b"PK\x03\x04"):
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                names = set(archive.namelist())
+                mimetype = archive.read("mimetype").strip() if "mimetype" in names else b""
+        except (zipfile.BadZipFile, OSError, KeyError):
+            return None
+        if mimetype == b"application/epub+zip":
+            return "epub"
+        if mimetype == b"application/vnd.oasis.opendocument.text":
+            return "odt"
+        if "word/document.xml" in names:
+            return "docx"
+        return None
+    lower = stripped[:512].lower()
+    if lower.startswith((b"<!doctype html", b"<html")) or (lower.startswith(b"<?xml") and b"<html" in lower):
+        return "html"
+    header_block = head.split(b"\n\n", 1)[0].split(b"\r\n\r\n", 1)[0]
+    if re.match(rb"[A-Za-z][A-Za-z0-9-]*:[ \t]", head) and len(_MAIL_HEADER.findall(header_block)) >= 2:
+        return "email"
+    return "text"
+
+
+def kind_for_name(name: str, content_type: str | None = None) -> str | None:
+    """The format named by a file name's extension, else by a MIME type; None when neither says."""
+    kind = EXTENSION_KINDS.get(os.path.splitext(name)[1].lower())
+    if kind is None and content_type:
+        kind = MIME_KINDS.get(content_type.split(";")[0].strip().lower())
+    return kind
+
+
+def document_from_bytes(
+    data: bytes,
+    kind: str,
+    *,
+    key: str,
+    path: str,
+    title: str,
+    fields: dict[str, str],
+    parent_key: str | None = None,
+) -> Document:
+    """Run one format's extractor over bytes; errors name ``key``."""
+    text, found_title, notes = _EXTRACTORS[kind](data, key)
+    out_fields = dict(fields)
+    if found_title:
+        out_fields["title"] = found_title
+    out_fields.update(notes)
+    return Document(
+        key=key,
+        path=path,
+        kind=kind,
+        title=found_title or title,
+        text=text,
+        fields=out_fields,
+        parent_key=parent_key,
+    )
+
+
+def extract_bytes(
+    data: bytes,
+    filename: str,
+    *,
+    key: str,
+    path: str,
+    parent_key: str | None = None,
+    content_type: str | None = None,
+    fields: dict[str, str] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+) -> list[Document]:
+    """Documents from in-memory bytes (an e-mail attachment): format from name, MIME type, then content.
+
+    Raises ExtractionError naming ``key`` for unsupported formats and damaged content.
+    """
+    if len(data) > max_bytes:
+        raise ExtractionError(key, too_large(len(data), max_bytes))
+    kind = kind_for_name(filename, content_type) or sniff_kind(data)
+    if kind is None:
+        raise ExtractionError(key, "unsupported format")
+    if kind == "email":
+        from engine.mail import parse_message
+
+        items = list(
+            parse_message(data, key=key, path=path, mailbox="", parent_key=parent_key, max_bytes=max_bytes)
+        )
+        if items and isinstance(items[0], ExtractionError):
+            raise items[0]
+        return [d for d in items if isinstance(d, Document)]
+    return [
+        document_from_bytes(
+            data,
+            kind,
+            key=key,
+            path=path,
+            title=filename or key,
+            fields=fields or {},
+            parent_key=parent_key,
+        )
+    ]
+
+
+def iter_extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Document | ExtractionError]:
+    """Documents of one unit from ``engine.walk.walk``, and errors for the parts that failed.
+
+    A file gives one Document (an e-mail file: the message and its attachments); an mbox
+    file or Maildir folder gives one per message. A failure of the whole unit is yielded
+    as a single ExtractionError; nothing is raised.
+    """
+    path = Path(os.path.abspath(path))
+    try:
+        unit = classify(path)
+    except OSError as exc:
+        yield ExtractionError(path, exc.strerror or str(exc))
+        return
+    if unit in ("maildir", "mbox"):
+        from engine.mail import iter_mailbox
+
+        yield from iter_mailbox(path, max_bytes=max_bytes)
+        return
+    if unit == "dir":
+        yield ExtractionError(path, "is a folder, not a file or mail store")
+        return
+    try:
+        data, st = read_file(path, max_bytes)
+        kind = kind_for_name(path.name)
+        if not data or data.isspace():
+            # Empty (or whitespace-only) file: one Document with no text, not an error,
+            # so the catalog knows the file and does not retry it on every run.
+            fields = {"date": iso_utc(st.st_mtime), "note": "empty file"}
+            yield Document(
+                str(path), str(path), kind if kind in _EXTRACTORS else "text", path.name, "", fields
+            )
+            return
+        if kind is None:
+            kind = sniff_kind(data)
+            if kind is None:
+                raise ExtractionError(path, "unsupported binary format")
+        if kind == "email":
+            from engine.mail import parse_message
+
+            yield from parse_message(
+                data, key=str(path), path=str(path), mailbox=path.parent.name, max_bytes=max_bytes
+            )
+            return
+        fields = {"date": iso_utc(st.st_mtime)}
+        yield document_from_bytes(data, kind, key=str(path), path=str(path), title=path.name, fields=fields)
+    except ExtractionError as exc:
+        yield exc
+    except Exception as exc:  # a library bug on odd input must not stop an indexing run
+        yield ExtractionError(path, f"extraction failed: {type(exc).__name__}: {exc}")
+
+
+def extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> list[Document]:
+    """Documents of one unit (file, mbox file or Maildir folder); raises ExtractionError if it fails.
+
+    For a single file any failure raises. For a mail store (or an e-mail with attachments),
+    a bad message or attachment is logged and skipped so the rest is kept -- use
+    ``iter_extract`` to receive those errors. An empty file gives one Document with empty
+    text (so the catalog knows the file), not an error.
+    """
+    docs: list[Document] = []
+    errors: list[ExtractionError] = []
+    for item in iter_extract(path, max_bytes=max_bytes):
+        if isinstance(item, ExtractionError):
+            errors.append(item)
+        else:
+            docs.append(item)
+    if errors and not docs:
+        raise errors[0]
+    for error in errors:
+        log.warning("skipped: %s", error)
+    return docs

