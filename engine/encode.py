@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.features import build_features, load_tokenizer, question_tokens
+from engine.sparse import SparseVector
 
 BUNDLE_NAME = "sparc-tiny"
 
@@ -26,17 +27,6 @@ def default_bundle_dir() -> Path:
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[1] / "assets" / BUNDLE_NAME
-
-
-@dataclass(frozen=True)
-class SparseVector:
-    """Non-zero (token id, weight) pairs of one sentence, by weight descending."""
-
-    ids: np.ndarray  # int32
-    weights: np.ndarray  # float32
-
-    def __len__(self) -> int:
-        return int(self.ids.shape[0])
 
 
 @dataclass(frozen=True)

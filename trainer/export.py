@@ -1,0 +1,239 @@
+"""Export a trained SPARC checkpoint to the on-device model bundle.
+
+The bundle (docs/ARCHITECTURE.md) holds an ONNX graph from ``ExportWrapper`` — encoder inputs
+in, each sentence's top-K (token id, weight) out — the tokenizer, and ``config.json``. The
+encoder's MatMuls are quantized to int8 (dynamic, per-channel); the vocabulary projection and
+the word-embedding matrix stay in floating point (fp16 storage), because the projection
+decides which tokens survive in the top-K and because on-device adaptation replaces that
+single matrix (initializer ``word_embeddings_fp16``) without re-exporting from torch.
+``--check`` compares the ONNX outputs with the torch model on real sentences.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import torch
+
+from engine.features import DEFAULT_MAX_LENGTH, build_features, load_tokenizer
+from trainer.model import ExportWrapper, SparcModel, default_base_path, load_encoder
+from trainer.train import load_model_from_checkpoint
+
+FORMAT = "sparcdesk-bundle/1"
+FP32_NAME = "model.fp32.onnx"
+INT8_NAME = "model.onnx"
+EMBEDDING_INITIALIZER = "word_embeddings_fp16"
+
+
+def export_onnx(model: SparcModel, tokenizer_path: Path, out_file: Path, top_k: int) -> None:
+    wrapper = ExportWrapper(model, top_k).eval()
+    tok = load_tokenizer(str(tokenizer_path))
+    feats = build_features(
+        tok, ["A short sentence.", "Another one here, longer."], ["Some context.", "More."]
+    )
+    inputs = tuple(
+        torch.from_numpy(feats[k]) for k in ("input_ids", "attention_mask", "token_type_ids", "sentence_mask")
+    )
+    torch.onnx.export(
+        wrapper,
+        inputs,
+        str(out_file),
+        input_names=["input_ids", "attention_mask", "token_type_ids", "sentence_mask"],
+        output_names=["top_ids", "top_weights"],
+        dynamic_axes={
+            "input_ids": {0: "batch", 1: "length"},
+            "attention_mask": {0: "batch", 1: "length"},
+            "token_type_ids": {0: "batch", 1: "length"},
+            "sentence_mask": {0: "batch", 1: "sentence_length"},
+            "top_ids": {0: "batch"},
+            "top_weights": {0: "batch"},
+        },
+        opset_version=17,
+        do_constant_folding=True,
+        dynamo=False,
+    )
+    tie_embedding_matrix(out_file)
+
+
+def tie_embedding_matrix(path: Path) -> None:
+    """Replace the folded fp32 copies of the embedding matrix ([V, d] for the input Gather,
+    [d, V] for the projection) with one fp16 initializer, a Cast and a Transpose.
+
+    Constant folding is wanted for the encoder (its Linear weights become plain MatMul
+    initializers that the quantizer can take) but leaves the matrix twice in fp32; after this
+    rewrite the matrix is stored once, at half size, under a stable name.
+    """
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    by_name = {init.name: init for init in graph.initializer}
+    gather = next(n for n in graph.node if n.op_type == "Gather" and "input_ids" in n.input)
+    emb_name = gather.input[0]
+    emb = numpy_helper.to_array(by_name[emb_name])
+    vocab, _dim = emb.shape
+    proj = [
+        n
+        for n in graph.node
+        if n.op_type == "MatMul"
+        and any(i in by_name and tuple(by_name[i].dims) == (emb.shape[1], vocab) for i in n.input)
+    ]
+    if len(proj) != 1:
+        raise RuntimeError(f"expected one projection MatMul onto the vocabulary, found {len(proj)}")
+    proj_t = next(i for i in proj[0].input if i in by_name)
+    if not np.allclose(numpy_helper.to_array(by_name[proj_t]).T, emb):
+        raise RuntimeError("projection weight is not the transposed input embedding matrix")
+    keep = [init for init in graph.initializer if init.name not in (emb_name, proj_t)]
+    del graph.initializer[:]
+    graph.initializer.extend(keep)
+    graph.initializer.append(numpy_helper.from_array(emb.astype(np.float16), EMBEDDING_INITIALIZER))
+    cast = helper.make_node(
+        "Cast", [EMBEDDING_INITIALIZER], ["word_embeddings"], name="EmbeddingCast", to=onnx.TensorProto.FLOAT
+    )
+    trans = helper.make_node(
+        "Transpose", ["word_embeddings"], ["word_embeddings_t"], name="EmbeddingTranspose", perm=[1, 0]
+    )
+    for node in graph.node:
+        for k, name in enumerate(node.input):
+            if name == emb_name:
+                node.input[k] = "word_embeddings"
+            elif name == proj_t:
+                node.input[k] = "word_embeddings_t"
+    nodes = [cast, trans, *graph.node]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+
+
+def projection_nodes(path: Path) -> list[str]:
+    """Nodes that read the word-embedding matrix: kept in floating point."""
+    graph = onnx.load(str(path)).graph
+    return [n.name for n in graph.node if n.op_type in ("Gemm", "MatMul") and "word_embeddings_t" in n.input]
+
+
+def quantize(fp32: Path, int8: Path, exclude: list[str]) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(
+        str(fp32),
+        str(int8),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        op_types_to_quantize=["MatMul", "Gemm"],
+        nodes_to_exclude=exclude,
+    )
+
+
+def check_agreement(
+    model: SparcModel, bundle: Path, onnx_name: str, sentences: list[str], contexts: list[str]
+) -> dict:
+    """Top-100 token overlap and weight error of ONNX against torch on the given sentences."""
+    import onnxruntime as ort
+
+    cfg = json.loads((bundle / "config.json").read_text())
+    tok = load_tokenizer(str(bundle / "tokenizer.json"))
+    feats = build_features(tok, sentences, contexts, cfg["max_length"])
+    sess = ort.InferenceSession(str(bundle / onnx_name), providers=["CPUExecutionProvider"])
+    ids, weights = sess.run(["top_ids", "top_weights"], feats)
+    with torch.no_grad():
+        t_ids, t_w = model.eval().sparse_topk(
+            {k: torch.from_numpy(v) for k, v in feats.items()}, k=cfg["top_k"]
+        )
+    overlap = []
+    for a, b in zip(ids[:, :100], t_ids[:, :100].numpy(), strict=True):
+        overlap.append(len(set(a.tolist()) & set(b.tolist())) / 100)
+    return {
+        "onnx": onnx_name,
+        "top100_overlap_mean": float(np.mean(overlap)),
+        "max_weight_abs_err_top1": float(np.abs(weights[:, 0] - t_w[:, 0].numpy()).max()),
+    }
+
+
+def export_bundle(
+    checkpoint: Path | None,
+    out: Path,
+    base: Path | None = None,
+    top_k: int = 2000,
+    max_length: int = DEFAULT_MAX_LENGTH,
+    name: str = "sparc-tiny",
+    version: str = "0.1.0",
+    keep_fp32: bool = False,
+) -> dict:
+    """Write the bundle; returns its config. ``checkpoint=None`` exports the untrained base."""
+    t0 = time.time()
+    if checkpoint is not None:
+        model, state = load_model_from_checkpoint(checkpoint, base)
+        base = Path(state["args"]["base"]) if base is None else base
+        steps = state["step"]
+    else:
+        base = base or default_base_path()
+        model, steps = SparcModel(load_encoder(base)), 0
+    model.eval()
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copy(Path(base) / "tokenizer.json", out / "tokenizer.json")
+    export_onnx(model, out / "tokenizer.json", out / FP32_NAME, top_k)
+    quantize(out / FP32_NAME, out / INT8_NAME, projection_nodes(out / FP32_NAME))
+    config = {
+        "format": FORMAT,
+        "name": name,
+        "version": version,
+        "base": Path(base).name
+        if checkpoint is None
+        else str(Path(base).parent.name + "/" + Path(base).name),
+        "w": float(model.w.detach()),
+        "exp_w": float(torch.exp(model.w.detach())),
+        "top_k": top_k,
+        "max_length": max_length,
+        "pooling": "sentence",
+        "query_tokens": "unique",
+        "vocab_size": int(model.word_embeddings.weight.shape[0]),
+        "hidden_size": int(model.word_embeddings.weight.shape[1]),
+        "onnx": INT8_NAME,
+        "embedding_initializer": EMBEDDING_INITIALIZER,
+        "training_steps": steps,
+        "export_seconds": round(time.time() - t0, 1),
+    }
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    if not keep_fp32:
+        (out / FP32_NAME).unlink()
+    return config
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--checkpoint", type=Path, default=None, help="step-N.pt of a training run (default: untrained base)"
+    )
+    p.add_argument("--base", type=Path, default=None, help="base weights folder (default: the checkpoint's)")
+    p.add_argument("--out", type=Path, required=True, help="bundle folder to write")
+    p.add_argument("--top-k", type=int, default=2000)
+    p.add_argument("--max-length", type=int, default=DEFAULT_MAX_LENGTH)
+    p.add_argument("--name", default="sparc-tiny")
+    p.add_argument("--version", default="0.1.0")
+    p.add_argument("--keep-fp32", action="store_true", help="also keep model.fp32.onnx in the bundle")
+
+
+def run(args: argparse.Namespace) -> None:
+    cfg = export_bundle(
+        args.checkpoint,
+        args.out,
+        args.base,
+        args.top_k,
+        args.max_length,
+        args.name,
+        args.version,
+        args.keep_fp32,
+    )
+    print(json.dumps(cfg, indent=2))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    add_arguments(parser)
+    run(parser.parse_args())
