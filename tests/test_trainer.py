@@ -101,7 +101,9 @@ def test_export_agrees_with_torch(tmp_path, squad_handful):
     assert cfg["top_k"] == 500 and (bundle / "model.onnx").is_file()
     model = SparcModel(load_encoder(base))
     texts = [s.text for s in sentences[:24]]
-    contexts = [" ".join(t for j, t in enumerate(texts) if j != i and abs(j - i) <= 2) for i in range(len(texts))]
+    contexts = [
+        " ".join(t for j, t in enumerate(texts) if j != i and abs(j - i) <= 2) for i in range(len(texts))
+    ]
     fp32 = check_agreement(model, bundle, "model.fp32.onnx", texts, contexts)
     assert fp32["top100_overlap_mean"] > 0.97
     assert fp32["max_weight_abs_err_top1"] < 1e-2

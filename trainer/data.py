@@ -22,7 +22,9 @@ from tqdm import tqdm
 
 from engine.segment import split_sentences
 
-DEFAULT_SQUAD_TRAIN = Path(__file__).resolve().parents[2] / "shared/data/squad/train-v1.1.reconstructed.json.gz"
+DEFAULT_SQUAD_TRAIN = (
+    Path(__file__).resolve().parents[2] / "shared/data/squad/train-v1.1.reconstructed.json.gz"
+)
 
 
 @dataclass
@@ -93,10 +95,14 @@ def build_examples(
             questions.append((qa["id"], qa["question"], pos, ans["text"], spans))
 
     stemmer = Stemmer.Stemmer("english")
-    corpus_tokens = bm25s.tokenize([s.text for s in sentences], stopwords="en", stemmer=stemmer, show_progress=False)
+    corpus_tokens = bm25s.tokenize(
+        [s.text for s in sentences], stopwords="en", stemmer=stemmer, show_progress=False
+    )
     retriever = bm25s.BM25(k1=0.9, b=0.4)
     retriever.index(corpus_tokens, show_progress=False)
-    query_tokens = bm25s.tokenize([q[1] for q in questions], stopwords="en", stemmer=stemmer, show_progress=False)
+    query_tokens = bm25s.tokenize(
+        [q[1] for q in questions], stopwords="en", stemmer=stemmer, show_progress=False
+    )
     top, _scores = retriever.retrieve(query_tokens, k=bm25_k, show_progress=True, n_threads=2)
 
     examples: list[Example] = []
@@ -128,7 +134,9 @@ def prepare(squad_path: Path, out: Path, seed: int = 13) -> tuple[int, int]:
     out.mkdir(parents=True, exist_ok=True)
     sentences, paragraphs = split_corpus(read_squad(squad_path))
     examples = build_examples(sentences, paragraphs, seed=seed)
-    write_jsonl(out / "sentences.jsonl", ({"id": s.id, "passage_id": s.passage_id, "text": s.text} for s in sentences))
+    write_jsonl(
+        out / "sentences.jsonl", ({"id": s.id, "passage_id": s.passage_id, "text": s.text} for s in sentences)
+    )
     write_jsonl(
         out / "examples.jsonl",
         ({"qid": e.qid, "question": e.question, "pos": e.pos, "negs": e.negs} for e in examples),

@@ -59,7 +59,9 @@ class SparcModel(nn.Module):
         ).last_hidden_state
         return out[:, : sentence_mask.shape[1]]
 
-    def pooled_logits(self, states: torch.Tensor, sentence_mask: torch.Tensor, emb: torch.Tensor) -> torch.Tensor:
+    def pooled_logits(
+        self, states: torch.Tensor, sentence_mask: torch.Tensor, emb: torch.Tensor
+    ) -> torch.Tensor:
         """max over the sentence's positions of ReLU(H_i . e_v), for the rows ``emb`` [U, d]."""
         logits = torch.relu(states.float() @ emb.float().t())  # [b, S, U]
         return (logits * sentence_mask.unsqueeze(-1).to(logits.dtype)).amax(dim=1)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import time
@@ -118,7 +117,13 @@ def save_checkpoint(path: Path, model: SparcModel, opt, sched, step: int, args: 
     state = {k: v for k, v in model.state_dict().items() if "word_embeddings" not in k}
     tmp = path.with_suffix(".tmp")
     torch.save(
-        {"model": state, "opt": opt.state_dict(), "sched": sched.state_dict(), "step": step, "args": vars(args)},
+        {
+            "model": state,
+            "opt": opt.state_dict(),
+            "sched": sched.state_dict(),
+            "step": step,
+            "args": vars(args),
+        },
         tmp,
     )
     os.replace(tmp, path)
@@ -144,7 +149,11 @@ def train(args: argparse.Namespace) -> Path:
     torch.manual_seed(args.seed)
     if args.threads:
         torch.set_num_threads(args.threads)
-    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if torch.cuda.is_available() and not args.cpu else torch.device("cpu")
+    device = (
+        torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+        if torch.cuda.is_available() and not args.cpu
+        else torch.device("cpu")
+    )
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
 
@@ -169,8 +178,13 @@ def train(args: argparse.Namespace) -> Path:
 
     global_batch = args.batch * world
     per_epoch = len(examples) // global_batch
-    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if args.bf16 else torch.autocast(device.type, enabled=False)
-    log = open(out / "train-log.jsonl", "a", encoding="utf-8") if rank == 0 else None
+    autocast = (
+        torch.autocast(device.type, dtype=torch.bfloat16)
+        if args.bf16
+        else torch.autocast(device.type, enabled=False)
+    )
+    # kept open for the whole run and closed at its end; only rank 0 logs
+    log = open(out / "train-log.jsonl", "a", encoding="utf-8") if rank == 0 else None  # noqa: SIM115
     bar = tqdm(total=args.steps, initial=step, disable=rank != 0, desc="train", mininterval=10)
     model.train()
     t0 = time.time()
@@ -202,7 +216,9 @@ def train(args: argparse.Namespace) -> Path:
         else:
             with torch.no_grad(), autocast:
                 pooled = model.pooled_logits(
-                    model.sentence_states(**batch), batch["sentence_mask"], model.word_embeddings.weight[vocab_t]
+                    model.sentence_states(**batch),
+                    batch["sentence_mask"],
+                    model.word_embeddings.weight[vocab_t],
                 ).float()
             pooled_all = [torch.zeros_like(pooled) for _ in range(world)]
             dist.all_gather(pooled_all, pooled)
@@ -220,7 +236,9 @@ def train(args: argparse.Namespace) -> Path:
             cached = pooled_all[rank].grad
             with autocast:
                 pooled_again = model.pooled_logits(
-                    model.sentence_states(**batch), batch["sentence_mask"], model.word_embeddings.weight[vocab_t]
+                    model.sentence_states(**batch),
+                    batch["sentence_mask"],
+                    model.word_embeddings.weight[vocab_t],
                 ).float()
             pooled_again.backward(cached)
             for p in model.encoder.parameters():
@@ -234,7 +252,11 @@ def train(args: argparse.Namespace) -> Path:
 
         if rank == 0 and (step % args.log_every == 0 or step == 1):
             with torch.no_grad():
-                nnz = float((scores[: 3 * args.batch] > 0).float().sum(1).median()) if world == 1 else float("nan")
+                nnz = (
+                    float((scores[: 3 * args.batch] > 0).float().sum(1).median())
+                    if world == 1
+                    else float("nan")
+                )
             rec = {
                 "step": step,
                 "epoch": round(step / per_epoch, 4),
@@ -252,7 +274,7 @@ def train(args: argparse.Namespace) -> Path:
             bar.set_postfix(loss=rec["loss"], exp_w=rec["exp_w"])
         if rank == 0 and (step % args.save_every == 0 or step == args.steps):
             save_checkpoint(out / f"step-{step}.pt", model, opt, sched, step, args)
-            for old in sorted(out.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1]))[:-args.keep]:
+            for old in sorted(out.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1]))[: -args.keep]:
                 if int(old.stem.split("-")[1]) % args.keep_every != 0:
                     old.unlink()
     bar.close()
@@ -270,7 +292,9 @@ def full_vocab_nnz(model: SparcModel, batch: dict[str, torch.Tensor], n: int = 8
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", type=Path, default=Path("runs/train-data"), help="output of `sparcdesk-train prepare`")
+    p.add_argument(
+        "--data", type=Path, default=Path("runs/train-data"), help="output of `sparcdesk-train prepare`"
+    )
     p.add_argument("--base", type=Path, default=None, help="local folder of a BERT-family checkpoint")
     p.add_argument("--out", type=Path, default=Path("runs/train"))
     p.add_argument("--batch", type=int, default=32, help="questions per process per step")

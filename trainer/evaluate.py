@@ -1,0 +1,384 @@
+"""Evaluate SPARC against BM25 and a dense baseline on a pool in the generic format.
+
+    sparcdesk-train evaluate --sentences S --questions Q --model BUNDLE_DIR \\
+        [--json OUT] [--baselines bm25,dense] [--limit N]
+
+``S``/``Q`` are ``sentences.jsonl``/``questions.jsonl`` (see ``trainer.pools`` and
+docs/evaluation.md). Every system ranks the whole pool for every question and keeps the top
+1000; the table gives MRR@1000, Recall@1 and Recall@10 (percent), the median number of index
+entries per sentence, and the mean time of one question searched alone (ms). ``--limit N``
+evaluates the first N questions against the full pool. ``--model`` may be left out to run the
+baselines only; ``--baselines none`` runs SPARC only.
+
+SPARC scoring (SPARC.md §1): a CSR matrix of sentence sparse vectors (sentences x vocabulary)
+times the question's bag of token ids; a token id the encoder returns twice counts twice.
+Encoded sentence vectors are cached per (bundle, pool) under ``runs/cache`` as ``.npz``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from trainer.baselines import TOP_K, top_k_indices
+from trainer.metrics import evaluate_rankings
+from trainer.pools import contexts_of, read_questions, read_sentences
+
+DEFAULT_CACHE = Path("runs/cache")
+BASELINES = ("bm25", "dense")
+LATENCY_SAMPLE = 200
+ENCODE_CHUNK = 256
+
+
+# ---------------------------------------------------------------------------------------------
+# SPARC
+
+
+def load_sparse_encoder(bundle_dir: str | Path):
+    """``engine.encode.SparseEncoder`` for a model bundle (imported late: it is optional here)."""
+    try:
+        from engine.encode import SparseEncoder
+    except ImportError as exc:  # pragma: no cover - until engine/encode.py lands
+        raise SystemExit(f"cannot evaluate a bundle: engine.encode is not available ({exc})") from exc
+    return SparseEncoder(str(bundle_dir))
+
+
+def bundle_fingerprint(bundle_dir: str | Path) -> str:
+    """sha1 over the names and contents of every file of the bundle."""
+    h = hashlib.sha1()
+    root = Path(bundle_dir)
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(root)).encode() + b"\0")
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def pool_fingerprint(sentences: Sequence[str], contexts: Sequence[str]) -> str:
+    h = hashlib.sha1()
+    for s, c in zip(sentences, contexts, strict=True):
+        h.update(s.encode("utf-8") + b"\0" + c.encode("utf-8") + b"\1")
+    return h.hexdigest()
+
+
+def _bundle_vocab_size(bundle_dir: str | Path | None) -> int | None:
+    if bundle_dir is None:
+        return None
+    config = Path(bundle_dir) / "config.json"
+    if config.exists():
+        value = json.loads(config.read_text(encoding="utf-8")).get("vocab_size")
+        return int(value) if value else None
+    return None
+
+
+def encode_matrix(
+    encoder, sentences: Sequence[str], contexts: Sequence[str], vocab_size: int | None
+) -> sp.csr_matrix:
+    """Sentence sparse vectors as a float32 CSR matrix [n_sentences, vocab]."""
+    indptr = [0]
+    indices: list[np.ndarray] = []
+    data: list[np.ndarray] = []
+    progress = None
+    if sys.stderr.isatty() and len(sentences) > ENCODE_CHUNK:
+        from tqdm import tqdm
+
+        progress = tqdm(total=len(sentences), desc="SPARC encode", unit="sent", file=sys.stderr)
+    for start in range(0, len(sentences), ENCODE_CHUNK):
+        vectors = encoder.encode(
+            list(sentences[start : start + ENCODE_CHUNK]), list(contexts[start : start + ENCODE_CHUNK])
+        )
+        for vec in vectors:
+            ids = np.asarray(vec.ids, dtype=np.int64)
+            weights = np.asarray(vec.weights, dtype=np.float32)
+            keep = weights != 0
+            indices.append(ids[keep])
+            data.append(weights[keep])
+            indptr.append(indptr[-1] + int(keep.sum()))
+        if progress is not None:
+            progress.update(len(vectors))
+    if progress is not None:
+        progress.close()
+    all_ids = np.concatenate(indices) if indices else np.empty(0, dtype=np.int64)
+    width = max(vocab_size or 0, int(all_ids.max()) + 1 if all_ids.size else 0)
+    matrix = sp.csr_matrix(
+        (np.concatenate(data) if data else np.empty(0, np.float32), all_ids, np.asarray(indptr)),
+        shape=(len(sentences), width),
+        dtype=np.float32,
+    )
+    matrix.sum_duplicates()
+    return matrix
+
+
+class SparcRetriever:
+    """Scores = sentence matrix . question bag of ids; the same interface as the baselines."""
+
+    name = "SPARC"
+
+    def __init__(
+        self,
+        encoder,
+        sentences: Sequence[str],
+        contexts: Sequence[str],
+        bundle_dir: str | Path | None = None,
+        cache_dir: str | Path | None = DEFAULT_CACHE,
+    ):
+        self.encoder = encoder
+        vocab_size = getattr(encoder, "vocab_size", None) or _bundle_vocab_size(bundle_dir)
+        self.cache_path: Path | None = None
+        self.from_cache = False
+        matrix = None
+        if cache_dir is not None and bundle_dir is not None:
+            bundle = Path(bundle_dir)
+            name = f"sparc-{bundle.resolve().name}-{bundle_fingerprint(bundle)[:12]}-{pool_fingerprint(sentences, contexts)[:12]}.npz"
+            self.cache_path = Path(cache_dir) / name
+            if self.cache_path.exists():
+                matrix = sp.load_npz(self.cache_path).tocsr()
+                if matrix.shape[0] != len(sentences):
+                    matrix = None
+                else:
+                    self.from_cache = True
+        if matrix is None:
+            matrix = encode_matrix(encoder, sentences, contexts, vocab_size)
+            if self.cache_path is not None:
+                self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = self.cache_path.with_name(self.cache_path.stem + ".tmp.npz")
+                sp.save_npz(tmp, matrix)
+                tmp.replace(self.cache_path)
+        self.matrix = matrix
+        self.n = matrix.shape[0]
+        self.median_nnz = float(np.median(np.diff(matrix.indptr))) if self.n else 0.0
+        # column access for scoring: rows and weights of every vocabulary id
+        csc = matrix.tocsc()
+        self._col_ptr, self._col_rows, self._col_data = csc.indptr, csc.indices, csc.data
+
+    def scores(self, question: str) -> np.ndarray:
+        ids = np.asarray(self.encoder.question_ids(question), dtype=np.int64)
+        ids = ids[(ids >= 0) & (ids < self.matrix.shape[1])]
+        scores = np.zeros(self.n, dtype=np.float32)
+        if ids.size == 0:
+            return scores
+        uniq, counts = np.unique(ids, return_counts=True)
+        for v, c in zip(uniq.tolist(), counts.tolist(), strict=True):
+            lo, hi = self._col_ptr[v], self._col_ptr[v + 1]
+            if hi > lo:
+                scores[self._col_rows[lo:hi]] += c * self._col_data[lo:hi]
+        return scores
+
+    def search(self, question: str, k: int = TOP_K) -> np.ndarray:
+        return top_k_indices(self.scores(question), k)
+
+    def search_batch(self, questions: Sequence[str], k: int = TOP_K) -> list[np.ndarray]:
+        return [self.search(q, k) for q in questions]
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluation
+
+
+def measure(
+    retriever,
+    questions: Sequence[str],
+    relevants: Sequence[set[int]],
+    k: int = TOP_K,
+    latency_sample: int = LATENCY_SAMPLE,
+) -> dict:
+    """Metrics (percent) of one retriever, plus the mean ms of one question searched alone."""
+    t0 = time.perf_counter()
+    rankings = retriever.search_batch(questions, k)
+    rank_s = time.perf_counter() - t0
+    metrics = evaluate_rankings(rankings, relevants, cutoff=k)
+    sample = list(questions[:latency_sample])
+    for q in sample[:3]:  # warm-up
+        retriever.search(q, k)
+    t0 = time.perf_counter()
+    for q in sample:
+        retriever.search(q, k)
+    query_ms = 1000 * (time.perf_counter() - t0) / max(len(sample), 1)
+    return {
+        "system": retriever.name,
+        "mrr@1000": 100 * metrics.get(f"mrr@{k}", 0.0),
+        "r@1": 100 * metrics.get("r@1", 0.0),
+        "r@10": 100 * metrics.get("r@10", 0.0),
+        "ndcg@10": 100 * metrics.get("ndcg@10", 0.0),
+        "median_nnz": retriever.median_nnz,
+        "query_ms": query_ms,
+        "latency_questions": len(sample),
+        "rank_all_s": rank_s,
+    }
+
+
+def parse_baselines(text: str | None) -> list[str]:
+    if text is None:
+        return list(BASELINES)
+    names = [t.strip().lower() for t in text.split(",") if t.strip()]
+    if names in ([], ["none"]):
+        return []
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown:
+        raise SystemExit(
+            f"unknown baseline(s) {', '.join(unknown)}; choose from {', '.join(BASELINES)} or none"
+        )
+    return names
+
+
+def run_evaluation(
+    sentences_path: str | Path,
+    questions_path: str | Path,
+    model_dir: str | Path | None = None,
+    baselines: Sequence[str] = BASELINES,
+    limit: int | None = None,
+    cache_dir: str | Path | None = DEFAULT_CACHE,
+    encoder=None,
+    latency_sample: int = LATENCY_SAMPLE,
+    log=print,
+) -> dict:
+    """Evaluate the requested systems; returns the report written as JSON by the command."""
+    pool = read_sentences(sentences_path)
+    all_questions = read_questions(questions_path)
+    index = {s.id: i for i, s in enumerate(pool)}
+    if len(index) != len(pool):
+        raise ValueError(f"{sentences_path}: sentence ids are not unique")
+    questions, relevants, skipped = [], [], 0
+    for q in all_questions:
+        missing = [g for g in q.gold if g not in index]
+        if missing:
+            raise ValueError(f"question {q.id}: gold ids {missing[:3]} are not in {sentences_path}")
+        if not q.gold:
+            skipped += 1
+            continue
+        questions.append(q.question)
+        relevants.append({index[g] for g in q.gold})
+    if limit is not None:
+        questions, relevants = questions[:limit], relevants[:limit]
+    texts = [s.text for s in pool]
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    report: dict = {
+        "sentences": str(sentences_path),
+        "questions": str(questions_path),
+        "model": str(model_dir) if model_dir else None,
+        "n_sentences": len(pool),
+        "n_questions": len(questions),
+        "questions_without_gold": skipped,
+        "limit": limit,
+        "top_k": TOP_K,
+        "metrics_unit": "percent; r@k = at least one gold sentence in the top k",
+        "query_ms": "mean over the first questions, each searched alone, after 3 warm-up searches",
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "loadavg_at_start": list(load) if load else None,
+        },
+        "results": [],
+    }
+
+    systems = []
+    for name in baselines:
+        t0 = time.perf_counter()
+        if name == "bm25":
+            from trainer.baselines import BM25Retriever
+
+            retriever = BM25Retriever(texts)
+        elif name == "dense":
+            from trainer.baselines import DenseRetriever
+
+            retriever = DenseRetriever(texts, cache_dir=cache_dir)
+        else:
+            raise ValueError(f"unknown baseline {name!r}")
+        systems.append((retriever, time.perf_counter() - t0))
+    if model_dir is not None or encoder is not None:
+        t0 = time.perf_counter()
+        if encoder is None:
+            encoder = load_sparse_encoder(model_dir)
+        retriever = SparcRetriever(
+            encoder, texts, contexts_of(pool), bundle_dir=model_dir, cache_dir=cache_dir
+        )
+        systems.append((retriever, time.perf_counter() - t0))
+
+    for retriever, index_s in systems:
+        row = measure(retriever, questions, relevants, latency_sample=latency_sample)
+        row["index_s"] = index_s
+        if isinstance(retriever, SparcRetriever):
+            row["cache"] = str(retriever.cache_path) if retriever.cache_path else None
+            row["from_cache"] = retriever.from_cache
+        report["results"].append(row)
+        log(
+            f"{row['system']}: MRR {row['mrr@1000']:.2f} R@1 {row['r@1']:.2f} R@10 {row['r@10']:.2f} "
+            f"(index {index_s:.1f} s, rank all {row['rank_all_s']:.1f} s)"
+        )
+    return report
+
+
+COLUMNS = (
+    ("MRR@1000", "mrr@1000", "{:.2f}"),
+    ("R@1", "r@1", "{:.2f}"),
+    ("R@10", "r@10", "{:.2f}"),
+    ("median nnz", "median_nnz", "{:.0f}"),
+    ("query ms", "query_ms", "{:.2f}"),
+)
+
+
+def format_table(report: dict) -> str:
+    rows = [["system", *(c[0] for c in COLUMNS)]]
+    for r in report["results"]:
+        rows.append(
+            [r["system"], *(fmt.format(r[key]) if r.get(key) is not None else "-" for _, key, fmt in COLUMNS)]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for j, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
+        lines.append("  ".join(cells))
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    title = f"{report['n_questions']} questions, {report['n_sentences']} sentences ({report['sentences']})"
+    return title + "\n" + "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sentences", required=True, type=Path, help="sentences.jsonl of the pool")
+    parser.add_argument("--questions", required=True, type=Path, help="questions.jsonl of the pool")
+    parser.add_argument("--model", type=Path, default=None, help="model bundle directory (SPARC row)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON here")
+    parser.add_argument(
+        "--baselines",
+        default=",".join(BASELINES),
+        help="comma-separated baselines to run: bm25,dense (default), or none",
+    )
+    parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N questions")
+
+
+def run(args: argparse.Namespace) -> int:
+    baselines = parse_baselines(args.baselines)
+    if args.model is None and not baselines:
+        raise SystemExit("nothing to evaluate: give --model and/or --baselines")
+    if args.model is not None and not Path(args.model).is_dir():
+        raise SystemExit(f"--model {args.model}: not a directory")
+    report = run_evaluation(
+        args.sentences,
+        args.questions,
+        model_dir=args.model,
+        baselines=baselines,
+        limit=args.limit,
+        log=lambda msg: print(msg, file=sys.stderr),
+    )
+    print(format_table(report))
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
