@@ -105,6 +105,7 @@ class DenseRetriever:
         batch_size: int = 64,
         cache_dir: str | Path | None = None,
         max_length: int = DENSE_MAX_LENGTH,
+        query_threads: int = 1,
     ):
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -117,6 +118,7 @@ class DenseRetriever:
         self.model = AutoModel.from_pretrained(str(self.model_path), local_files_only=True).eval()
         self.batch_size = batch_size
         self.max_length = max_length
+        self.query_threads = query_threads
         self.embeddings = self._cached_embeddings(list(sentences), cache_dir)
         self.median_nnz = float(self.embeddings.shape[1])
 
@@ -169,7 +171,15 @@ class DenseRetriever:
         return out
 
     def search(self, question: str, k: int = TOP_K) -> np.ndarray:
-        q = self.encode([question])[0]
+        """One question alone, encoded on ``query_threads`` threads (one short sequence gains
+        nothing from intra-op threads, and on a busy machine extra threads cost a lot)."""
+        torch = self._torch
+        previous = torch.get_num_threads()
+        torch.set_num_threads(self.query_threads)
+        try:
+            q = self.encode([question])[0]
+        finally:
+            torch.set_num_threads(previous)
         return top_k_indices(self.embeddings @ q, k)
 
     def search_batch(self, questions: Sequence[str], k: int = TOP_K) -> list[np.ndarray]:

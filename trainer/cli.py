@@ -16,6 +16,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "prepare": ("trainer.data", "build SQuAD-train retrieval examples with hard negatives"),
     "train": ("trainer.train", "train a SPARC model (CPU, CUDA, or torchrun for several processes)"),
     "export": ("trainer.export", "export a checkpoint to an ONNX model bundle (int8)"),
+    "curve": ("trainer.curve", "learning curve: evaluate every kept checkpoint of a run"),
     "pools": ("trainer.pools", "build the MultiReQA evaluation pools in the generic format"),
     "evaluate": ("trainer.evaluate", "evaluate a model bundle and the baselines on a pool"),
 }

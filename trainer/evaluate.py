@@ -134,7 +134,11 @@ class SparcRetriever:
         cache_dir: str | Path | None = DEFAULT_CACHE,
     ):
         self.encoder = encoder
-        vocab_size = getattr(encoder, "vocab_size", None) or _bundle_vocab_size(bundle_dir)
+        vocab_size = (
+            getattr(encoder, "vocab_size", None)
+            or getattr(getattr(encoder, "config", None), "vocab_size", None)
+            or _bundle_vocab_size(bundle_dir)
+        )
         self.cache_path: Path | None = None
         self.from_cache = False
         matrix = None

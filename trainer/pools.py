@@ -172,8 +172,14 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def build_pool(mrqa_path: str | Path, candidates_path: str | Path) -> Pool:
-    """Rebuild a MultiReQA pool from the MRQA file and the MultiReQA sentence boundaries."""
+def build_pool(
+    mrqa_path: str | Path, candidates_path: str | Path, identical_text_is_gold: bool = True
+) -> Pool:
+    """Rebuild a MultiReQA pool from the MRQA file and the MultiReQA sentence boundaries.
+
+    ``identical_text_is_gold=False`` keeps only the sentences the answer spans point at
+    (for measuring what the ReQA text-lookup rule changes).
+    """
     examples = read_mrqa(mrqa_path)
     candidates = read_candidates(candidates_path)
     qid_to_example: dict[str, int] = {}
@@ -237,8 +243,9 @@ def build_pool(mrqa_path: str | Path, candidates_path: str | Path) -> Pool:
     n_empty = 0
     for text, entry in merged.items():
         gold = set(entry["gold"])
-        for sid in list(gold):
-            gold.update(by_text[sentences[order[sid]].text])
+        if identical_text_is_gold:
+            for sid in list(gold):
+                gold.update(by_text[sentences[order[sid]].text])
         n_text_dup_added += len(gold) - len(entry["gold"])
         if not gold:
             n_empty += 1
