@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "train": ("trainer.train", "train a SPARC model (CPU, CUDA, or torchrun for several processes)"),
     "export": ("trainer.export", "export a checkpoint to an ONNX model bundle (int8)"),
     "curve": ("trainer.curve", "learning curve: evaluate every kept checkpoint of a run"),
+    "card": ("trainer.modelcard", "write a bundle's model card from its measurements"),
     "pools": ("trainer.pools", "build the MultiReQA evaluation pools in the generic format"),
     "evaluate": ("trainer.evaluate", "evaluate a model bundle and the baselines on a pool"),
 }

