@@ -1,0 +1,296 @@
+"""End-to-end indexing benchmark on real documents.
+
+SQuAD v1.1 dev paragraphs (../shared/data) are written as text files, one per paragraph,
+until about ``--sentences`` sentences, and indexed from scratch with the engine
+(:meth:`engine.api.Engine.index`: walk, extraction, segmentation, ONNX int8 encoding,
+tantivy, catalog). Reported, in one run:
+
+* end-to-end sentences/s, and the ONNX encoder alone on the same (sentence, context)
+  pairs, so the pipeline's overhead is visible;
+* torch fp32 sentences/s of the trainer's ``SparcModel.sparse_topk`` on the same pairs,
+  same batches and thread count (the speed-up the int8 bundle buys);
+* peak RSS of the process while indexing (psutil, sampled every 20 ms in a thread,
+  measured before torch is imported);
+* index size on disk per sentence (tantivy generation folder), and the catalog's size.
+
+Prints a summary and writes JSON to bench/results/indexing-<timestamp>.json. State what
+else was running on the machine next to any number you quote.
+
+    .venv/bin/python bench/indexing.py --sentences 2000 --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import psutil  # noqa: E402
+
+from engine.api import Engine  # noqa: E402
+from engine.encode import SparseEncoder, default_bundle_dir  # noqa: E402
+from engine.features import build_features  # noqa: E402
+from engine.pipeline import BATCH_SIZE  # noqa: E402
+from engine.segment import split_passages  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data"
+SQUAD = DATA / "squad" / "dev-v1.1.json.gz"
+
+
+class PeakRSS:
+    """Peak resident set size of this process, sampled in a background thread."""
+
+    def __init__(self, interval: float = 0.02) -> None:
+        self.interval = interval
+        self.proc = psutil.Process()
+        self.peak = self.proc.memory_info().rss
+        self.start_rss = self.peak
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.proc.memory_info().rss)
+            time.sleep(self.interval)
+
+    def __enter__(self) -> PeakRSS:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.proc.memory_info().rss)
+
+
+def folder_bytes(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(root, f))
+    return total
+
+
+def write_corpus(folder: Path, target: int) -> tuple[list[str], list[str], int]:
+    """Paragraph files with about ``target`` sentences; returns the (sentence, context) pairs
+    the pipeline will encode and the number of files."""
+    with gzip.open(SQUAD) as f:
+        paragraphs = json.load(f)["data"][0]["paragraphs"]
+    sentences: list[str] = []
+    contexts: list[str] = []
+    n = 0
+    for i, p in enumerate(paragraphs):
+        if len(sentences) >= target:
+            break
+        text = p["context"].strip()
+        (folder / f"paragraph-{i:05d}.txt").write_text(text + "\n", encoding="utf-8")
+        n += 1
+        for passage in split_passages(text):
+            for j, s in enumerate(passage):
+                sentences.append(s.text)
+                contexts.append(" ".join(x.text for k, x in enumerate(passage) if k != j))
+    return sentences, contexts, n
+
+
+def resolve_base(bundle_dir: Path, base: Path | None) -> Path:
+    """The torch weights folder matching the bundle's architecture (config ``base``)."""
+    if base is not None:
+        return base
+    name = json.loads((bundle_dir / "config.json").read_text())["base"]
+    pkg, _, rest = name.partition("/")
+    spec = importlib.util.find_spec(pkg)
+    if spec is not None and spec.origin and rest:
+        path = Path(spec.origin).parent / rest
+        if path.is_dir():
+            return path
+    from trainer.model import default_base_path
+
+    return default_base_path()
+
+
+def torch_rate(
+    sentences: list[str],
+    contexts: list[str],
+    bundle_dir: Path,
+    threads: int,
+    base: Path | None,
+    checkpoint: Path | None,
+    batch_size: int,
+) -> dict:
+    import torch
+
+    from trainer.model import SparcModel, load_encoder
+
+    torch.set_num_threads(threads)
+    cfg = json.loads((bundle_dir / "config.json").read_text())
+    if checkpoint is not None:
+        from trainer.train import load_model_from_checkpoint
+
+        model, _ = load_model_from_checkpoint(checkpoint, base)
+        where = str(checkpoint)
+    else:
+        base_path = resolve_base(bundle_dir, base)
+        model = SparcModel(load_encoder(base_path), w_init=float(cfg.get("w", 0.0)))
+        where = str(base_path)
+    model.eval()
+    enc = SparseEncoder(bundle_dir, threads=threads)  # for the tokenizer and the same layout
+    order = sorted(range(len(sentences)), key=lambda i: -(len(sentences[i]) + len(contexts[i])))
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            feats = build_features(
+                enc.tokenizer, [sentences[i] for i in idx], [contexts[i] for i in idx], cfg["max_length"]
+            )
+            batch = {k: torch.from_numpy(v) for k, v in feats.items()}
+            model.sparse_topk(batch, cfg["top_k"])
+    seconds = time.perf_counter() - t0
+    return {"weights": where, "seconds": seconds, "sentences_per_s": len(sentences) / seconds}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sentences", type=int, default=2000, help="about this many sentences (default 2000)")
+    ap.add_argument("--threads", type=int, default=None, help="encoder threads (default: engine default)")
+    ap.add_argument("--bundle", type=Path, default=None, help="model bundle (default: the shipped one)")
+    ap.add_argument("--base", type=Path, default=None, help="torch weights folder for the fp32 comparison")
+    ap.add_argument(
+        "--checkpoint", type=Path, default=None, help="trainer checkpoint for the fp32 comparison"
+    )
+    ap.add_argument("--no-torch", action="store_true", help="skip the torch fp32 comparison")
+    ap.add_argument("--note", default="", help="what else was running (recorded in the JSON)")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    args = ap.parse_args(argv)
+    if not SQUAD.is_file():
+        print(f"SQuAD dev not found at {SQUAD}: this benchmark needs ../shared/data", file=sys.stderr)
+        raise SystemExit(2)
+
+    from engine.encode import default_threads
+
+    bundle = args.bundle or default_bundle_dir()
+    threads = args.threads or default_threads()
+    work = Path(tempfile.mkdtemp(prefix="sparcdesk-bench-"))
+    try:
+        corpus = work / "corpus"
+        corpus.mkdir()
+        sentences, contexts, n_files = write_corpus(corpus, args.sentences)
+        load = os.getloadavg()
+
+        engine = Engine(home=work / "home", bundle_dir=bundle, threads=threads)
+        with PeakRSS() as rss:
+            t0 = time.perf_counter()
+            progress = engine.index([corpus])
+            wall = time.perf_counter() - t0
+        status = engine.status()
+        gen_dir = Path(status["generation"]["index_dir"])
+        index_bytes = folder_bytes(gen_dir)
+        catalog_bytes = sum(
+            p.stat().st_size for p in engine.layout.home.glob("catalog.sqlite*") if p.is_file()
+        )
+        n_indexed = status["sentences"]
+        q0 = time.perf_counter()
+        engine.ask("What is the capital city of the country?", top=10)
+        ask_ms = (time.perf_counter() - q0) * 1000
+        engine.close()
+
+        enc = SparseEncoder(bundle, threads=threads)
+        enc.encode(sentences[:32], contexts[:32], BATCH_SIZE)  # warm-up
+        e0 = time.perf_counter()
+        vectors = enc.encode(sentences, contexts, BATCH_SIZE)
+        enc_s = time.perf_counter() - e0
+        nnz = sorted(len(v) for v in vectors)
+
+        result: dict = {
+            "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "machine": {
+                "platform": platform.platform(),
+                "cpus_logical": os.cpu_count(),
+                "cpus_physical": psutil.cpu_count(logical=False),
+                "load_avg_before": [round(x, 2) for x in load],
+            },
+            "note": args.note,
+            "bundle": {
+                "dir": str(bundle),
+                **{
+                    k: v
+                    for k, v in json.loads((bundle / "config.json").read_text()).items()
+                    if k in ("name", "version", "onnx", "top_k", "training_steps", "hidden_size")
+                },
+            },
+            "threads": threads,
+            "corpus": {"files": n_files, "sentences": len(sentences), "source": "SQuAD v1.1 dev paragraphs"},
+            "end_to_end": {
+                "seconds": wall,
+                "sentences_indexed": n_indexed,
+                "sentences_per_s": n_indexed / wall,
+                "phase": progress.phase,
+                "peak_rss_mb": rss.peak / 2**20,
+                "rss_before_mb": rss.start_rss / 2**20,
+            },
+            "onnx_int8_encode_only": {
+                "seconds": enc_s,
+                "sentences_per_s": len(sentences) / enc_s,
+                "batch_size": BATCH_SIZE,
+            },
+            "nonzeros_per_sentence": {"median": nnz[len(nnz) // 2], "max": nnz[-1]},
+            "index": {
+                "bytes": index_bytes,
+                "bytes_per_sentence": index_bytes / max(1, n_indexed),
+                "catalog_bytes": catalog_bytes,
+            },
+            "first_ask_ms": ask_ms,
+        }
+        if not args.no_torch:
+            runs = [
+                {
+                    "batch_size": b,
+                    **torch_rate(sentences, contexts, bundle, threads, args.base, args.checkpoint, b),
+                }
+                for b in sorted({BATCH_SIZE, 32})
+            ]
+            result["torch_fp32_runs"] = runs
+            result["torch_fp32"] = max(runs, key=lambda r: r["sentences_per_s"])
+            result["speedup_int8_vs_fp32_encode"] = (
+                result["onnx_int8_encode_only"]["sentences_per_s"] / result["torch_fp32"]["sentences_per_s"]
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / f"indexing-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    e2e = result["end_to_end"]
+    print(f"corpus: {n_files} files, {len(sentences)} sentences; threads {threads}; load {load[0]:.1f}")
+    print(f"end to end (int8 bundle): {e2e['sentences_per_s']:.1f} sentences/s in {e2e['seconds']:.1f} s")
+    print(f"encoder alone (int8):     {result['onnx_int8_encode_only']['sentences_per_s']:.1f} sentences/s")
+    if "torch_fp32" in result:
+        t = result["torch_fp32"]
+        print(
+            f"torch fp32 sparse_topk:   {t['sentences_per_s']:.1f} sentences/s  (int8 x{result['speedup_int8_vs_fp32_encode']:.2f})"
+        )
+    print(f"peak RSS while indexing:  {e2e['peak_rss_mb']:.0f} MB (before: {e2e['rss_before_mb']:.0f} MB)")
+    ix = result["index"]
+    print(
+        f"index: {ix['bytes'] / 1e6:.1f} MB, {ix['bytes_per_sentence']:.0f} bytes/sentence "
+        f"(median {result['nonzeros_per_sentence']['median']} non-zeros); catalog {ix['catalog_bytes'] / 1e6:.1f} MB"
+    )
+    print(f"wrote {out}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

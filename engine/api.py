@@ -1,0 +1,497 @@
+"""The engine facade the desktop app and the CLI code against.
+
+One :class:`Engine` per sparcdesk home (``$SPARCDESK_HOME`` or the platform's user-data
+folder, see :mod:`engine.paths`). It is safe to call :meth:`Engine.ask` from the GUI thread
+while :meth:`Engine.index` runs in a worker thread (or in another process): the index is
+read through its own searcher, which sees the last commit, and the catalog is SQLite in
+WAL mode with one connection per thread. Writes (index, remove, watch batches) are
+serialised inside a process by a lock and across processes by the index's writer lock:
+a second writing process gets :class:`engine.index.IndexLockedError` with a readable
+message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from engine.catalog import Catalog, Source
+from engine.encode import SparseEncoder, default_bundle_dir
+from engine.extract import iter_extract
+from engine.index import IndexFormatError, IndexLockedError, SentenceIndex
+from engine.paths import Layout
+from engine.pipeline import (
+    Indexer,
+    ModelIdentity,
+    Progress,
+    RunResult,
+    Target,
+    TextStore,
+    model_identity,
+    source_kind,
+    under,
+    unit_for,
+)
+from engine.search import Answer, Hit, QueryEncoder, SearchFilters
+from engine.search import ask as _ask
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "Answer",
+    "Engine",
+    "FileError",
+    "Hit",
+    "IndexLockedError",
+    "Progress",
+    "SearchFilters",
+    "SourceInfo",
+]
+
+
+@dataclass
+class SourceInfo:
+    """A source as the app lists it: ``kind`` is ``folder`` or ``mailstore``; ``files``,
+    ``sentences`` and ``errors`` count the catalog's files of the source."""
+
+    path: str
+    kind: str
+    files: int
+    sentences: int
+    errors: int
+    last_indexed: str | None
+    exclude: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FileError:
+    """A file (or a message or attachment inside one) that could not be indexed, or was
+    indexed only in part, with the reason and when it was seen."""
+
+    path: str
+    reason: str
+    when: str
+
+
+class Engine:
+    """Indexing, search, sources and watching for one sparcdesk home."""
+
+    #: Commit policy of indexing runs (see :mod:`engine.pipeline`).
+    commit_every: int = 2000
+    commit_seconds: float = 20.0
+
+    def __init__(
+        self, home: Path | None = None, bundle_dir: Path | None = None, threads: int | None = None
+    ) -> None:
+        self.layout = Layout.resolve(home).ensure()
+        self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
+        if not (self.bundle_dir / "config.json").is_file():
+            raise FileNotFoundError(f"no model bundle at {self.bundle_dir} (config.json missing)")
+        self.threads = threads
+        self._local = threading.local()
+        self._catalogs: list[Catalog] = []
+        self._catalogs_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._read_lock = threading.RLock()
+        self._encoder_lock = threading.Lock()
+        self._reader: SentenceIndex | None = None
+        self._reader_dir: str | None = None
+        self._query: QueryEncoder | None = None
+        self._encoder: SparseEncoder | None = None
+        self._model: ModelIdentity | None = None
+        self._watcher = None
+        self._indexing = 0
+        self._closed = False
+        TextStore(self._cat())  # create this engine's tables up front
+
+    # ---- plumbing
+
+    def _cat(self) -> Catalog:
+        """This thread's catalog connection (sqlite connections are per thread here)."""
+        cat = getattr(self._local, "catalog", None)
+        if cat is None:
+            cat = Catalog(self.layout.catalog)
+            self._local.catalog = cat
+            with self._catalogs_lock:
+                self._catalogs.append(cat)
+        return cat
+
+    @property
+    def model(self) -> ModelIdentity:
+        if self._model is None:
+            self._model = model_identity(self.bundle_dir)
+        return self._model
+
+    def _get_encoder(self) -> SparseEncoder:
+        with self._encoder_lock:
+            if self._encoder is None:
+                self._encoder = SparseEncoder(self.bundle_dir, threads=self.threads)
+            return self._encoder
+
+    def _query_encoder(self) -> QueryEncoder:
+        if self._query is None:
+            self._query = QueryEncoder(self.bundle_dir)
+        return self._query
+
+    def _invalidate_reader(self) -> None:
+        """Called after every commit of this process: the next ask reloads (it does anyway)."""
+        with self._read_lock:
+            if self._reader is not None:
+                try:
+                    self._reader.reload()
+                except Exception:  # a reader of a removed generation: reopen on next ask
+                    self._reader = None
+                    self._reader_dir = None
+
+    def _get_reader(self) -> SentenceIndex | None:
+        gen = self._cat().active_generation()
+        if gen is None:
+            return None
+        if self._reader is None or self._reader_dir != gen.index_dir:
+            if self._reader is not None:
+                self._reader.close()
+            self._reader = None
+            if not (Path(gen.index_dir) / "meta.json").exists():
+                return None
+            try:
+                self._reader = SentenceIndex.open(gen.index_dir)
+            except IndexFormatError:
+                return None
+            self._reader_dir = gen.index_dir
+        else:
+            self._reader.reload()
+        return self._reader
+
+    @staticmethod
+    def _abs(path: Path | str) -> Path:
+        return Path(os.path.abspath(Path(path).expanduser()))
+
+    def _find_source(self, path: Path) -> Source | None:
+        """The source that is ``path`` or contains it (the deepest one)."""
+        best: Source | None = None
+        for s in self._cat().sources():
+            if under(str(path), s.path) and (best is None or len(s.path) > len(best.path)):
+                best = s
+        return best
+
+    def _info(self, s: Source, counts: dict[str, int] | None = None) -> SourceInfo:
+        c = counts if counts is not None else self._cat().counts(s.id)
+        return SourceInfo(
+            s.path, s.kind, c["files"], c["sentences"], c["error"], s.last_indexed, list(s.exclude)
+        )
+
+    # ---- sources
+
+    def add_source(self, path: Path, exclude: Sequence[str] = ()) -> SourceInfo:
+        """Register a folder or mail store (mbox file, Maildir folder, .eml) for indexing.
+
+        A path inside an existing source is already covered: that source is returned (with
+        ``exclude`` added to it when given). A folder that contains existing sources takes
+        them over, with their files, so nothing is re-encoded.
+        """
+        p = self._abs(path)
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"no such file or folder: {p}")
+        cat = self._cat()
+        outer = self._find_source(p)
+        if outer is not None and outer.path != str(p):
+            if exclude:
+                cat.add_source(outer.path, outer.kind, list(dict.fromkeys([*outer.exclude, *exclude])))
+                outer = cat.get_source(outer.id) or outer
+            return self._info(outer)
+        sid = cat.add_source(str(p), source_kind(p), list(exclude))
+        inner = [s for s in cat.sources() if s.id != sid and under(s.path, str(p))]
+        if inner:
+            with cat.transaction():
+                for s in inner:
+                    # Catalog has no "move files to another source": two statements on its tables.
+                    cat.db.execute("UPDATE files SET source_id = ? WHERE source_id = ?", [sid, s.id])
+                    cat.db.execute("DELETE FROM sources WHERE id = ?", [s.id])
+        src = cat.get_source(sid)
+        assert src is not None
+        return self._info(src)
+
+    def remove_source(self, path: Path) -> None:
+        """Forget a source and delete its documents from the index (all live generations)."""
+        p = self._abs(path)
+        cat = self._cat()
+        src = next((s for s in cat.sources() if s.path == str(p)), None)
+        if src is None:
+            raise KeyError(f"not a source: {p}")
+        with self._write_lock:
+            store = TextStore(cat)
+            units = [f.path for f in cat.files(src.id)]
+            keys: set[str] = set()
+            for unit in units:
+                keys.update(d.key for d in cat.documents(unit))
+                keys.update(store.journal(unit))
+            # Index first, catalog second: a crash in between leaves catalog rows whose
+            # documents are gone (harmless, re-indexed if the source is added again), never
+            # sentences the catalog cannot find.
+            for gen in cat.generations():
+                if gen.status == "retired" or not (Path(gen.index_dir) / "meta.json").exists():
+                    continue
+                ix = SentenceIndex.open(gen.index_dir, writable=True)
+                try:
+                    for key in keys:
+                        ix.delete_document(key)
+                    ix.commit()
+                finally:
+                    ix.close()
+            with cat.transaction():
+                cat.remove_source(src.id)
+                for unit in units:
+                    store.forget_unit(unit)
+            self._invalidate_reader()
+        if self._watcher is not None:
+            self._watcher.refresh()
+
+    def sources(self) -> list[SourceInfo]:
+        cat = self._cat()
+        return [self._info(s) for s in cat.sources()]
+
+    # ---- indexing
+
+    def _indexer(
+        self,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None,
+        pause: threading.Event | None = None,
+        catalog: Catalog | None = None,
+    ) -> Indexer:
+        return Indexer(
+            catalog or Catalog(self.layout.catalog),
+            self.layout,
+            self._get_encoder,
+            commit_every=self.commit_every,
+            commit_seconds=self.commit_seconds,
+            progress=progress,
+            cancel=cancel,
+            pause=pause,
+            on_commit=self._invalidate_reader,
+        )
+
+    def _run(self, targets: list[Target], activate: bool, **kw: object) -> tuple[Indexer, RunResult]:
+        cat = Catalog(self.layout.catalog)  # a connection of its own for this run's thread
+        try:
+            indexer = self._indexer(catalog=cat, **kw)  # type: ignore[arg-type]
+            with self._write_lock:
+                self._indexing += 1
+                try:
+                    result = indexer.run(targets, self.model, activate=activate)
+                finally:
+                    self._indexing -= 1
+                if not result.cancelled:
+                    for t in targets:
+                        if t.subtree is None:
+                            cat.mark_source_indexed(t.source.id)
+        finally:
+            cat.close()
+        return indexer, result
+
+    def index(
+        self,
+        paths: Sequence[Path] | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None,
+        pause: threading.Event | None = None,
+    ) -> Progress:
+        """Bring the index up to date with ``paths`` (sources, or files and folders inside
+        sources; a path outside every source is added as a source) or, with None, with every
+        source. Returns the final progress (``phase`` ``done`` or ``cancelled``).
+
+        Raises :class:`IndexLockedError` when another process is writing the index.
+        """
+        cat = self._cat()
+        targets: list[Target] = []
+        if paths is None:
+            targets = [Target(s) for s in cat.sources()]
+        else:
+            for raw in paths:
+                p = self._abs(raw)
+                src = self._find_source(p)
+                if src is None:
+                    self.add_source(p)
+                    src = self._find_source(p)
+                assert src is not None
+                targets.append(Target(src, None if src.path == str(p) else p))
+        indexer, _ = self._run(targets, activate=paths is None, progress=progress, cancel=cancel, pause=pause)
+        return indexer.snapshot()
+
+    def index_changes(self, paths: Sequence[str | Path]) -> list[str]:
+        """Re-index changed, created or deleted paths (the watcher calls this); returns the
+        units that were re-indexed or removed. Paths outside every source are ignored."""
+        cat = self._cat()
+        by_path: dict[str, Target] = {}
+        for raw in paths:
+            p = self._abs(raw)
+            src = self._find_source(p)
+            if src is None:
+                continue
+            unit = unit_for(p)
+            if not under(str(unit), src.path):
+                unit = p
+            key = str(unit)
+            by_path[key] = Target(src, None if key == src.path else unit)
+        # A folder target covers the targets below it.
+        keys = sorted(by_path, key=len)
+        targets: list[Target] = []
+        chosen: list[str] = []
+        for k in keys:
+            if any(under(k, c) for c in chosen):
+                continue
+            chosen.append(k)
+            targets.append(by_path[k])
+        if not targets:
+            return []
+        _, result = self._run(targets, activate=False)
+        del cat
+        return result.changed_paths
+
+    # ---- search
+
+    def ask(
+        self,
+        question: str,
+        top: int = 10,
+        filters: SearchFilters | None = None,
+        idf: bool = False,
+        hybrid: bool = False,
+    ) -> list[Answer]:
+        """Answers grouped per document, best first (empty before anything is indexed)."""
+        with self._read_lock:
+            reader = self._get_reader()
+            if reader is None:
+                return []
+            return _ask(
+                reader,
+                self._query_encoder(),
+                question,
+                top=top,
+                filters=filters,
+                idf=idf,
+                hybrid=hybrid,
+                catalog=self._cat(),
+                text_of=self._text_or_none,
+            )
+
+    def _text_or_none(self, doc_key: str) -> str | None:
+        try:
+            return self.document_text(doc_key)
+        except KeyError:
+            return None
+
+    def document_text(self, doc_key: str) -> str:
+        """The full extracted text of a document (offsets of answers refer to it)."""
+        cat = self._cat()
+        text = TextStore(cat).text(doc_key)
+        if text is not None:
+            return text
+        row = cat.get_document(doc_key)
+        if row is None:
+            raise KeyError(f"unknown document: {doc_key}")
+        for item in iter_extract(Path(row.path)):
+            if not isinstance(item, Exception) and item.key == doc_key:
+                return item.text
+        raise KeyError(f"document no longer extractable: {doc_key}")
+
+    # ---- status
+
+    def errors(self) -> list[FileError]:
+        """Files that failed, and files indexed with a problem (parts that failed, nothing
+        to index), with the reason."""
+        rows = (
+            self._cat()
+            .db.execute(
+                "SELECT path, last_error, indexed_at FROM files WHERE last_error IS NOT NULL ORDER BY path"
+            )
+            .fetchall()
+        )
+        return [FileError(p, r, w or "") for p, r, w in rows]
+
+    def status(self) -> dict:
+        """A JSON-able summary: home, model, generation, counts, sources, errors."""
+        cat = self._cat()
+        gen = cat.active_generation()
+        counts = cat.counts()
+        sentences = None
+        with self._read_lock:
+            reader = self._get_reader()
+            if reader is not None:
+                sentences = reader.num_sentences
+        size = 0
+        if gen is not None:
+            for root, _, files in os.walk(gen.index_dir):
+                for f in files:
+                    with contextlib.suppress(OSError):
+                        size += os.path.getsize(os.path.join(root, f))
+        building = [g for g in cat.generations() if g.status == "building"]
+        return {
+            "home": str(self.layout.home),
+            "model": {
+                "name": self.model.name,
+                "version": self.model.version,
+                "training_steps": self.model.training_steps,
+                "bundle": str(self.bundle_dir),
+            },
+            "generation": None
+            if gen is None
+            else {"id": gen.id, "model": f"{gen.model_name} {gen.model_version}", "index_dir": gen.index_dir},
+            "rebuilding": bool(building) or (gen is not None and gen.model_version != self.model.version),
+            "files": counts["files"],
+            "files_ok": counts["ok"],
+            "files_error": counts["error"],
+            "files_pending": counts["pending"],
+            "sentences": counts["sentences"] if sentences is None else sentences,
+            "index_bytes": size,
+            "sources": [asdict(s) for s in self.sources()],
+            "errors": [asdict(e) for e in self.errors()],
+            "indexing": self._indexing > 0,
+            "watching": self._watcher is not None,
+        }
+
+    # ---- watching
+
+    def start_watch(
+        self, on_change: Callable[[list[str]], None] | None = None, debounce_s: float = 0.5
+    ) -> None:
+        """Watch every source and re-index what changes (see :mod:`engine.watch`)."""
+        from engine.watch import Watcher
+
+        if self._watcher is not None:
+            return
+        self._watcher = Watcher(self, on_change=on_change, debounce_s=debounce_s)
+        self._watcher.start()
+
+    def stop_watch(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+
+    # ---- lifecycle
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.stop_watch()
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+        with self._catalogs_lock:
+            for cat in self._catalogs:
+                with contextlib.suppress(Exception):
+                    cat.close()
+            self._catalogs.clear()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

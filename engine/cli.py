@@ -1,0 +1,443 @@
+"""``sparcdesk``: index folders and mail, ask questions, watch, report -- from a terminal.
+
+    sparcdesk demo                      index the built-in samples and ask three questions
+    sparcdesk index PATH... [--exclude GLOB]
+    sparcdesk ask "question" [--top N] [--json] [--idf] [--hybrid] [--folder F] [--kind K]
+                             [--from DATE] [--to DATE] [--sender ADDR] [--mailbox NAME]
+    sparcdesk watch                     keep the index fresh until Ctrl-C
+    sparcdesk status [--json]           counts per source and per-file errors with reasons
+    sparcdesk sources | remove PATH
+    sparcdesk gui [app options]         open the desktop window
+
+``--home`` (or ``$SPARCDESK_HOME``) picks the data folder, ``--model`` (or
+``$SPARCDESK_MODEL``) the model bundle. Exit codes: 0 ok, 1 error, 2 usage, 3 another
+sparcdesk process is writing the index, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import sys
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+DEMO_QUESTIONS = 3
+
+EXIT_LOCKED = 3
+
+
+# --------------------------------------------------------------------------- output helpers
+
+
+def _use_color(stream) -> bool:
+    return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+class _Style:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def bold(self, s: str) -> str:
+        return f"\033[1m{s}\033[0m" if self.color else f"**{s}**"
+
+    def dim(self, s: str) -> str:
+        return f"\033[2m{s}\033[0m" if self.color else s
+
+    def head(self, s: str) -> str:
+        return f"\033[1;36m{s}\033[0m" if self.color else s
+
+
+def _one_line(s: str) -> str:
+    return " ".join(s.split())
+
+
+def _location(a) -> str:
+    f = a.fields
+    if a.kind == "email":
+        bits = [f.get("from", ""), (a.date or "")[:10], f.get("mailbox", "")]
+        return " | ".join(b for b in bits if b) + f"\n      {a.path}"
+    if f.get("attachment_of"):
+        return f"attachment of {f.get('subject') or f['attachment_of']}\n      {a.path}"
+    return f"{a.path}" + (f"  (modified {(a.date or '')[:10]})" if a.date else "")
+
+
+def _passage_with_bold(hit, style: _Style, width: int = 600) -> str:
+    p, s, e = hit.passage, hit.start, hit.end
+    before, sent, after = p[:s], p[s:e], p[e:]
+    before, sent, after = _one_line(before), _one_line(sent), _one_line(after)
+    room = max(0, width - len(sent))
+    if len(before) > room // 2:
+        before = "..." + before[-(room // 2) :]
+    if len(after) > room // 2:
+        after = after[: room // 2] + "..."
+    return " ".join(x for x in (before, style.bold(sent), after) if x)
+
+
+def print_answers(question: str, answers, style: _Style, out=None) -> None:
+    out = out or sys.stdout
+    if not answers:
+        print("No answer found. Index some folders first: sparcdesk index PATH", file=out)
+        return
+    for i, a in enumerate(answers, 1):
+        title = a.title or Path(a.path).name
+        print(
+            f"{style.head(f'{i}. {title}')}  {style.dim(f'[{a.kind}, score {a.best.score:.2f}]')}", file=out
+        )
+        print(f"   {_passage_with_bold(a.best, style)}", file=out)
+        print(f"   {style.dim('in: ' + _location(a))}", file=out)
+        for o in a.others:
+            print(f"   {style.dim('also:')} {_one_line(o.sentence)[:200]}", file=out)
+        print(file=out)
+
+
+def answers_json(question: str, answers) -> str:
+    return json.dumps(
+        {"question": question, "answers": [asdict(a) for a in answers]}, ensure_ascii=False, indent=1
+    )
+
+
+def _date(value: str) -> _dt.date:
+    try:
+        return _dt.date.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value}") from None
+
+
+# --------------------------------------------------------------------------- engine
+
+
+def _engine(args):
+    from engine.api import Engine
+
+    home = Path(args.home) if args.home else None
+    bundle = Path(args.model) if args.model else None
+    return Engine(home=home, bundle_dir=bundle, threads=args.threads)
+
+
+class _Bar:
+    """tqdm progress bar over files, with sentences, rate and phase in its postfix."""
+
+    def __init__(self, disable: bool = False) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=0, unit="file", disable=disable, dynamic_ncols=True, file=sys.stderr)
+
+    def __call__(self, p) -> None:
+        if self.bar.total != p.files_total:
+            self.bar.total = p.files_total
+        self.bar.n = p.files_done
+        post = f"{p.sentences_done} sentences, {p.rate:.0f}/s"
+        if p.phase not in ("indexing",):
+            post += f", {p.phase}"
+        self.bar.set_postfix_str(post, refresh=False)
+        self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _run_index(engine, paths, quiet: bool) -> int:
+    bar = _Bar(disable=quiet)
+    cancel = threading.Event()
+    try:
+        p = engine.index(paths, progress=bar, cancel=cancel)
+    except KeyboardInterrupt:
+        bar.close()
+        print("interrupted: what was committed is kept; run the same command to continue", file=sys.stderr)
+        return 130
+    finally:
+        bar.close()
+    errors = engine.errors()
+    st = engine.status()
+    print(
+        f"indexed {p.files_done} changed file(s), {p.sentences_done} sentences "
+        f"({p.rate:.0f}/s); index holds {st['sentences']} sentences from {st['files']} files"
+    )
+    if errors:
+        print(f"{len(errors)} file(s) with problems: run 'sparcdesk status' for the reasons")
+    return 0
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_index(args) -> int:
+    engine = _engine(args)
+    try:
+        if args.commit_every:
+            engine.commit_every = args.commit_every
+        paths = [Path(p) for p in args.paths]
+        for p in paths:
+            engine.add_source(p, exclude=args.exclude or ())
+        return _run_index(engine, paths, args.quiet)
+    finally:
+        engine.close()
+
+
+def cmd_ask(args) -> int:
+    from engine.api import SearchFilters
+
+    engine = _engine(args)
+    try:
+        filters = None
+        if any([args.folder, args.kind, args.date_from, args.date_to, args.sender, args.mailbox]):
+            filters = SearchFilters(
+                folder=args.folder,
+                kinds=args.kind,
+                date_from=args.date_from,
+                date_to=args.date_to,
+                sender=args.sender,
+                mailbox=args.mailbox,
+            )
+        t0 = time.perf_counter()
+        answers = engine.ask(args.question, top=args.top, filters=filters, idf=args.idf, hybrid=args.hybrid)
+        ms = (time.perf_counter() - t0) * 1000
+        if args.json:
+            print(answers_json(args.question, answers))
+        else:
+            print_answers(args.question, answers, _Style(_use_color(sys.stdout)))
+            print(_Style(_use_color(sys.stdout)).dim(f"({len(answers)} documents in {ms:.0f} ms)"))
+        return 0
+    finally:
+        engine.close()
+
+
+def cmd_status(args) -> int:
+    engine = _engine(args)
+    try:
+        st = engine.status()
+        if args.json:
+            print(json.dumps(st, indent=1))
+            return 0
+        m = st["model"]
+        print(f"home:      {st['home']}")
+        print(f"model:     {m['name']} {m['version']} (training steps: {m['training_steps']})")
+        print(
+            f"index:     {st['sentences']} sentences, {st['files']} files, {st['index_bytes'] / 1e6:.1f} MB"
+        )
+        if st["rebuilding"]:
+            print("           the model changed: 'sparcdesk index' rebuilds the index with it")
+        if not st["sources"]:
+            print("sources:   none (add one with: sparcdesk index PATH)")
+        for s in st["sources"]:
+            print(
+                f"source:    {s['path']} [{s['kind']}]: {s['files']} files, {s['sentences']} sentences, "
+                f"{s['errors']} errors, last indexed {s['last_indexed'] or 'never'}"
+            )
+        if st["errors"]:
+            print(f"problems ({len(st['errors'])}):")
+            for e in st["errors"]:
+                print(f"  {e['path']}\n      {e['reason']}")
+        return 0
+    finally:
+        engine.close()
+
+
+def cmd_sources(args) -> int:
+    engine = _engine(args)
+    try:
+        for s in engine.sources():
+            ex = f" (exclude: {', '.join(s.exclude)})" if s.exclude else ""
+            print(f"{s.path}\t{s.kind}\t{s.files} files\t{s.sentences} sentences{ex}")
+        return 0
+    finally:
+        engine.close()
+
+
+def cmd_remove(args) -> int:
+    engine = _engine(args)
+    try:
+        for p in args.paths:
+            try:
+                engine.remove_source(Path(p))
+            except KeyError as exc:
+                print(f"sparcdesk: {exc.args[0]}", file=sys.stderr)
+                return 1
+            print(f"removed {os.path.abspath(p)} and its documents")
+        return 0
+    finally:
+        engine.close()
+
+
+def cmd_watch(args) -> int:
+    engine = _engine(args)
+    try:
+        if not engine.sources():
+            print("no sources to watch: add one with 'sparcdesk index PATH'", file=sys.stderr)
+            return 1
+        if not args.no_initial:
+            code = _run_index(engine, None, args.quiet)
+            if code:
+                return code
+
+        def changed(paths: list[str]) -> None:
+            stamp = time.strftime("%H:%M:%S")
+            for p in paths:
+                print(f"{stamp} re-indexed {p}", flush=True)
+
+        engine.start_watch(on_change=changed, debounce_s=args.debounce)
+        print(f"watching {len(engine.sources())} source(s); Ctrl-C to stop", flush=True)
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
+        return 0
+    finally:
+        engine.close()
+
+
+def _demo_questions(n: int) -> list[dict]:
+    path = SAMPLES / "questions.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # One from a document, one from a PDF, one from e-mail, when there are such questions.
+    picks: list[dict] = []
+    for want in ("documents/warsaw", "documents/normans.pdf", "mail/"):
+        for r in rows:
+            if r["file"].startswith(want) and r not in picks:
+                picks.append(r)
+                break
+    for r in rows:
+        if len(picks) >= n:
+            break
+        if r not in picks:
+            picks.append(r)
+    return picks[:n]
+
+
+def cmd_demo(args) -> int:
+    if not (SAMPLES / "questions.jsonl").is_file():
+        print(
+            f"sparcdesk: the sample corpus is not here ({SAMPLES}); run from a source checkout",
+            file=sys.stderr,
+        )
+        return 1
+    engine = _engine(args)
+    try:
+        src = next((s for s in engine.sources() if s.path == str(SAMPLES)), None)
+        st = engine.status()
+        stale = st["generation"] is None or st["rebuilding"]
+        if src is None or src.last_indexed is None or stale:
+            print(f"indexing the sample corpus ({SAMPLES}) into {engine.layout.home} ...")
+            engine.add_source(SAMPLES)
+            code = _run_index(engine, [SAMPLES], args.quiet)
+            if code:
+                return code
+        else:
+            print(f"the sample corpus is already indexed in {engine.layout.home}")
+        untrained = engine.model.training_steps == 0
+        if untrained:
+            print("(the shipped model is an untrained placeholder: answers use the BM25 + SPARC hybrid)")
+        style = _Style(_use_color(sys.stdout))
+        for q in _demo_questions(DEMO_QUESTIONS):
+            print()
+            print(style.head(f"Q: {q['question']}"))
+            answers = engine.ask(q["question"], top=args.top, hybrid=untrained)
+            print_answers(q["question"], answers, style)
+        print('Ask your own:  sparcdesk ask "..."     Index your files:  sparcdesk index ~/Documents')
+        return 0
+    finally:
+        engine.close()
+
+
+def cmd_gui(app_args: list[str]) -> int:
+    """Open the desktop window; everything after ``gui`` goes to the app's own options
+    (``--home``, ``--model``, ``--threads``, ``--settings``, ``--ask``, ``-v``)."""
+    try:
+        from app.main import main as gui_main
+    except ImportError as exc:
+        print(f"sparcdesk: the desktop app is not available: {exc}", file=sys.stderr)
+        return 1
+    return int(gui_main(list(app_args)) or 0)
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--home", help="data folder (default: $SPARCDESK_HOME or the user data folder)")
+    common.add_argument("--model", help="model bundle folder (default: $SPARCDESK_MODEL or the shipped one)")
+    common.add_argument(
+        "--threads", type=int, default=None, help="encoder threads (default: cores, at most 4)"
+    )
+    common.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    p = argparse.ArgumentParser(prog="sparcdesk", description="Private desktop question answering, offline.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("index", parents=[common], help="add folders or mail stores and index them")
+    s.add_argument("paths", nargs="+", help="folders, mbox files, Maildir folders, .eml files")
+    s.add_argument("--exclude", action="append", metavar="GLOB", help="skip matching paths (repeatable)")
+    s.add_argument("--commit-every", type=int, default=None, metavar="N", help="commit every N sentences")
+    s.set_defaults(func=cmd_index)
+
+    s = sub.add_parser("ask", parents=[common], help="ask a question")
+    s.add_argument("question")
+    s.add_argument("--top", type=int, default=5, help="documents to show (default 5)")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.add_argument("--idf", action="store_true", help="weight question words by their IDF in your files")
+    s.add_argument("--hybrid", action="store_true", help="add BM25 to the neural score")
+    s.add_argument("--folder", help="only documents under this folder")
+    s.add_argument("--kind", action="append", help="only this kind (text, pdf, email, ...; repeatable)")
+    s.add_argument("--from", dest="date_from", type=_date, help="on or after this date (YYYY-MM-DD)")
+    s.add_argument("--to", dest="date_to", type=_date, help="on or before this date (YYYY-MM-DD)")
+    s.add_argument("--sender", help="only e-mail from this address")
+    s.add_argument("--mailbox", help="only e-mail in this mailbox")
+    s.set_defaults(func=cmd_ask)
+
+    s = sub.add_parser("watch", parents=[common], help="keep the index fresh as files change")
+    s.add_argument("--debounce", type=float, default=0.5, help="seconds of quiet before re-indexing")
+    s.add_argument("--no-initial", action="store_true", help="skip the catch-up indexing pass")
+    s.set_defaults(func=cmd_watch)
+
+    s = sub.add_parser("status", parents=[common], help="counts per source and per-file errors")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_status)
+
+    s = sub.add_parser("sources", parents=[common], help="list sources")
+    s.set_defaults(func=cmd_sources)
+
+    s = sub.add_parser("remove", parents=[common], help="remove sources and their documents")
+    s.add_argument("paths", nargs="+")
+    s.set_defaults(func=cmd_remove)
+
+    s = sub.add_parser("demo", parents=[common], help="index the built-in samples and ask three questions")
+    s.add_argument("--top", type=int, default=3)
+    s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("gui", help="open the desktop window (options: sparcdesk gui --help)", add_help=False)
+    s.add_argument("app_args", nargs=argparse.REMAINDER)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from engine.index import IndexLockedError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "gui":  # the app parses its own options; import it only now
+        return cmd_gui(argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except IndexLockedError as exc:
+        print(
+            f"sparcdesk: {exc}. Wait for it to finish (or close the other sparcdesk window) and retry.",
+            file=sys.stderr,
+        )
+        return EXIT_LOCKED
+    except FileNotFoundError as exc:
+        print(f"sparcdesk: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,755 @@
+"""The on-disk sentence index: exact SPARC impact scoring, BM25 and filters on tantivy.
+
+Why tantivy: crash-safe atomic commits, an exclusive writer lock, segment merging, deletes
+and BM25 for the hybrid, from one dependency that ships wheels for every desktop platform.
+
+Impact scoring layout (see :mod:`engine.quantize` for the exact arithmetic)
+--------------------------------------------------------------------------
+Each (token, level) pair of a sentence is indexed as terms of the ``imp`` field, and a
+question is a boolean SHOULD of constant-score term clauses, so tantivy only adds integer
+constants: top-k is exact. The simplest layout, one term per (token, level), makes a
+10-15-token question a union of ~2,000 tiny posting lists, and tantivy pays ~2-7 us per
+clause (term lookup, scorer, union bookkeeping): too slow (see ``bench/search_latency.py``).
+So a level is split into two digits in base ``B`` (default 16; ``B = 256`` is the one term per
+level layout):
+
+* ``{token:05d}a{level % B:03d}``  always present (even when the digit is 0), and
+* ``{token:05d}b{level // B:03d}`` only when ``level >= B``.
+
+A clause on an ``a`` term scores ``digit * multiplier``, on a ``b`` term ``digit * B *
+multiplier``; a sentence matches one ``a`` term and at most one ``b`` term of a token, so
+the sum is its level times the multiplier: still exact, with at most ``(B - 1) + 255 // B``
+clauses per question token (30 for B = 16) and 1-2 postings per (sentence, token). The ``a`` terms of a token
+partition its sentences, so their doc frequencies add up to the token's document frequency
+(IDF) without a separate field. Fixed-width ASCII terms let :func:`impact_text` build a
+sentence's terms with numpy instead of a Python loop over 1,000 pairs.
+
+Ranking: score descending, then sentence id ascending, the same rule as the oracle; hits at
+the top-k boundary that tie are fetched until the tie is resolved, so the cut is exact too.
+
+Measured (50k synthetic sentences, 12-token questions, top-1000, search only): B = 256
+10.4 ms, B = 64 6.9 ms, B = 32 3.6 ms, B = 16 3.6 ms. What remains is tantivy's union cost,
+~19 ns of CPU per posting visited (~400k postings per question at 100k sentences), so
+latency grows linearly with the corpus; bench/search_latency.py has the current numbers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tantivy
+
+from engine.quantize import MAX_LEVEL, Quantizer, QueryWeights, idf_weight, query_weights
+from engine.sparse import VOCAB_SIZE, SparseVector
+
+FORMAT_VERSION = 1
+META_FILE = "sparcdesk-index.json"
+IDS_FILE = "sparcdesk-ids.json"
+DEFAULT_BASE = 16
+CLAUSE_CACHE_SIZE = 8192
+TEXT_ANALYZER = "sparc_en"
+
+# Stored display fields travel as one JSON blob in a stored-only bytes field: tantivy text
+# fields are always indexed, and indexing passages or recipients would only cost space.
+_META_KEYS = (
+    "doc_key",
+    "passage",
+    "start",
+    "end",
+    "position",
+    "title",
+    "path",
+    "kind",
+    "date",
+    "sender",
+    "recipients",
+    "subject",
+    "mailbox",
+)
+
+
+class IndexLockedError(RuntimeError):
+    """Another writer (this process or another sparcdesk process) holds the index."""
+
+
+class IndexFormatError(RuntimeError):
+    """The directory is not a sparcdesk sentence index this code can read."""
+
+
+@dataclass
+class SentenceRecord:
+    """One sentence and what the app shows or filters on.
+
+    ``start``/``end`` are character offsets of the sentence in its document's text,
+    ``position`` its index among the document's sentences, ``passage`` its passage text
+    (the encoder's context) or a passage id. ``date`` is seconds since the epoch (UTC) or a
+    timezone-aware datetime; a naive datetime is taken as UTC.
+    """
+
+    doc_key: str
+    text: str
+    start: int = 0
+    end: int = 0
+    position: int = 0
+    passage: str = ""
+    title: str = ""
+    path: str = ""
+    kind: str = ""
+    date: int | _dt.date | None = None
+    sender: str = ""
+    recipients: Sequence[str] = ()
+    subject: str = ""
+    mailbox: str = ""
+    sentence_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions that never change scores (MUST clauses scoring 0).
+
+    ``folder``: the document's path lies under this folder (whole path components).
+    ``kinds``: any of these kinds. ``date_from``/``date_to``: inclusive, seconds since the
+    epoch, datetimes or dates (a ``date_to`` date includes the whole day, UTC); sentences
+    without a date are excluded by a date filter.
+    ``sender``/``mailbox``: exact, case-insensitive. ``doc_keys``: any of these documents.
+    """
+
+    folder: str | None = None
+    kinds: Sequence[str] | None = None
+    date_from: int | _dt.date | None = None
+    date_to: int | _dt.date | None = None
+    sender: str | None = None
+    mailbox: str | None = None
+    doc_keys: Sequence[str] | None = None
+
+    def is_empty(self) -> bool:
+        """True when no restriction is set."""
+        return all(v is None for v in asdict(self).values())
+
+
+@dataclass
+class Hit:
+    """One ranked sentence; ``fields`` holds its stored fields when they were loaded."""
+
+    sentence_id: int
+    score: float
+    fields: dict[str, Any] | None = field(default=None, repr=False)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _epoch(value: int | float | _dt.date | None, end_of_day: bool = False) -> int | None:
+    """Seconds since the epoch. Naive datetimes are UTC; a plain date means its first
+    second (UTC), or its last one with ``end_of_day`` (so ``date_to`` includes that day)."""
+    if value is None:
+        return None
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        return int(value.timestamp())
+    if isinstance(value, _dt.date):
+        t = _dt.time(23, 59, 59) if end_of_day else _dt.time(0, 0, 0)
+        return int(_dt.datetime.combine(value, t, tzinfo=_dt.timezone.utc).timestamp())
+    return int(value)
+
+
+def normalize_path(path: str) -> str:
+    """Forward slashes, no trailing slash: the form folders are indexed and filtered in."""
+    p = path.replace("\\", "/")
+    p = re.sub(r"/+", "/", p)
+    return p.rstrip("/") or "/"
+
+
+def folder_terms(path: str) -> list[str]:
+    """Every ancestor folder of ``path`` (``/a/b/c.txt`` -> ``/a``, ``/a/b``), for prefix filters."""
+    p = normalize_path(path)
+    parts = p.split("/")
+    out: list[str] = []
+    for i in range(1, len(parts)):
+        folder = "/".join(parts[:i])
+        if folder:
+            out.append(folder)
+        elif i == 1 and p.startswith("/"):
+            out.append("/")
+    return out
+
+
+def _ascii_table(n: int, width: int) -> np.ndarray:
+    """Zero-padded decimal ASCII digits of 0..n-1 as a uint8 ``[n, width]`` lookup table."""
+    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
+    return ((np.arange(n, dtype=np.int64)[:, None] // powers) % 10 + 48).astype(np.uint8)
+
+
+_TOKEN_ASCII = _ascii_table(100_000, 5)
+_VALUE_ASCII = _ascii_table(1000, 3)
+
+
+def _encode_terms(tokens: np.ndarray, letter: int, values: np.ndarray) -> np.ndarray:
+    """Rows of ``b"TTTTTLVVV "`` (token, position letter, value) as a uint8 matrix."""
+    out = np.empty((tokens.shape[0], 10), dtype=np.uint8)
+    out[:, 0:5] = _TOKEN_ASCII[tokens]
+    out[:, 5] = letter
+    out[:, 6:9] = _VALUE_ASCII[values]
+    out[:, 9] = 32
+    return out
+
+
+def impact_text(ids: np.ndarray, levels: np.ndarray, base: int) -> str:
+    """Space-separated impact terms of one sentence (see the module docstring)."""
+    keep = levels > 0
+    t = ids[keep].astype(np.int64)
+    lv = levels[keep].astype(np.int64)
+    lo = lv % base
+    hi = lv // base
+    big = hi > 0
+    rows = np.concatenate([_encode_terms(t, 97, lo), _encode_terms(t[big], 98, hi[big])])
+    return rows.tobytes().decode("ascii")
+
+
+def term_prefix(token: int) -> str:
+    """Prefix shared by all impact terms of ``token``."""
+    return f"{token:05d}"
+
+
+def _text_analyzer() -> tantivy.TextAnalyzer:
+    """English BM25 analysis: lowercase, Lucene English stopwords, Snowball stemmer
+    (SPARC.md §4 finds stemming and stopwords make BM25 a much stronger baseline)."""
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword("english"))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def build_schema() -> tantivy.Schema:
+    """The sentence index schema.
+
+    ``sentence_id`` is a signed i64 that is indexed (tantivy silently deletes nothing by
+    term on unsigned fields, and aborts when deleting on a fast-only field) and fast (for
+    cheap id lookup of 1,000 hits and the max id).
+    """
+    sb = tantivy.SchemaBuilder()
+    sb.add_integer_field("sentence_id", stored=True, indexed=True, fast=True)
+    sb.add_text_field("doc_key", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("imp", stored=False, tokenizer_name="default", index_option="basic")
+    sb.add_text_field("text", stored=True, tokenizer_name=TEXT_ANALYZER, index_option="position")
+    sb.add_bytes_field("meta", stored=True, indexed=False)
+    sb.add_text_field("folder", tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("kind", tokenizer_name="raw", index_option="basic")
+    sb.add_integer_field("date", indexed=True, fast=True)
+    sb.add_text_field("sender", tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("mailbox", tokenizer_name="raw", index_option="basic")
+    return sb.build()
+
+
+def _write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@dataclass
+class _View:
+    """A searcher with the per-token caches built from it. ``reload`` swaps the whole view in
+    one assignment, so a search running in another thread keeps a consistent searcher and
+    can never put term lists of an old searcher into the new caches."""
+
+    searcher: tantivy.Searcher
+    token_terms: dict[int, tuple[list[tuple[Any, int]], int]] = field(default_factory=dict)
+    clauses: dict[tuple[int, int], list[tuple[tantivy.Occur, tantivy.Query]]] = field(default_factory=dict)
+
+
+def _load(searcher: tantivy.Searcher, addr: Any) -> dict[str, Any]:
+    """Stored fields of one hit as a flat dict (display fields, ``text``, ``sentence_id``)."""
+    doc = searcher.doc(addr)
+    fields: dict[str, Any] = json.loads(bytes(doc.get_first("meta")).decode("utf-8"))
+    fields["sentence_id"] = int(doc.get_first("sentence_id"))
+    fields["text"] = doc.get_first("text")
+    return fields
+
+
+# ----------------------------------------------------------------------------- the index
+
+
+class SentenceIndex:
+    """A tantivy index of sentences with exact quantised SPARC scoring.
+
+    Open read-only with :meth:`open`, or writable (``writable=True`` or :meth:`create`),
+    which takes tantivy's exclusive writer lock for the lifetime of the object. Changes
+    become visible (here and to readers that :meth:`reload`) only at :meth:`commit`;
+    tantivy commits are atomic, so a crash loses at most the uncommitted changes.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        index: tantivy.Index,
+        meta: Mapping[str, Any],
+        writable: bool,
+        writer_heap: int,
+        writer_threads: int,
+    ) -> None:
+        self.path = path
+        self._index = index
+        self._meta = dict(meta)
+        self.quantizer = Quantizer.from_dict(meta["quantizer"])
+        self.base = int(meta["layout"]["base"])
+        self.vocab_size = int(meta.get("vocab_size", VOCAB_SIZE))
+        self._schema = index.schema
+        self._index.register_tokenizer(TEXT_ANALYZER, _text_analyzer())
+        self._analyzer = _text_analyzer()
+        self._writer: tantivy.IndexWriter | None = None
+        self._view = _View(index.searcher())
+        self._next_id = 0
+        self._pending = False
+        self._writer_args = (writer_heap, writer_threads)
+        if writable:
+            try:
+                self._writer = index.writer(heap_size=writer_heap, num_threads=writer_threads)
+            except ValueError as e:
+                if "LockBusy" in str(e) or "lock" in str(e).lower():
+                    raise IndexLockedError(
+                        f"index at {path} is being written by another sparcdesk process"
+                    ) from e
+                raise
+            self._next_id = max(self._stored_next_id(), self.max_sentence_id() + 1)
+
+    # ---- opening and closing
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        quantizer: Quantizer,
+        base: int = DEFAULT_BASE,
+        model: Mapping[str, Any] | None = None,
+        writer_heap: int = 128_000_000,
+        writer_threads: int = 1,
+    ) -> SentenceIndex:
+        """Create a new empty index in ``path`` (which must not hold one) and open it for writing.
+
+        ``quantizer`` fixes the global scale for the life of the index (re-encoding with a
+        new model means a new index, see the catalog's generations). ``model`` is recorded
+        in the metadata for provenance.
+        """
+        if not 16 <= base <= MAX_LEVEL + 1:
+            raise ValueError("base must be in 16..256 (two digits cover levels up to 255)")
+        p = Path(path)
+        p.mkdir(parents=True, exist_ok=True)
+        if (p / META_FILE).exists() or tantivy.Index.exists(str(p)):
+            raise FileExistsError(f"an index already exists at {p}")
+        meta = {
+            "format": FORMAT_VERSION,
+            "layout": {"kind": "impact-digits", "base": base},
+            "quantizer": quantizer.to_dict(),
+            "vocab_size": VOCAB_SIZE,
+            "model": dict(model or {}),
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+        index = tantivy.Index(build_schema(), path=str(p), reuse=False)
+        _write_json_atomic(p / META_FILE, meta)
+        return cls(p, index, meta, True, writer_heap, writer_threads)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        writable: bool = False,
+        writer_heap: int = 128_000_000,
+        writer_threads: int = 1,
+    ) -> SentenceIndex:
+        """Open an existing index; ``writable`` takes the writer lock or raises IndexLockedError."""
+        p = Path(path)
+        try:
+            meta = json.loads((p / META_FILE).read_text(encoding="utf-8"))
+        except FileNotFoundError as e:
+            raise IndexFormatError(f"no sparcdesk index at {p}") from e
+        if int(meta.get("format", 0)) != FORMAT_VERSION:
+            raise IndexFormatError(f"index at {p} has format {meta.get('format')}, expected {FORMAT_VERSION}")
+        try:
+            index = tantivy.Index.open(str(p))
+        except (ValueError, OSError) as e:
+            raise IndexFormatError(f"cannot open tantivy index at {p}: {e}") from e
+        return cls(p, index, meta, writable, writer_heap, writer_threads)
+
+    def close(self) -> None:
+        """Release the writer lock. Uncommitted changes are discarded (as after a crash)."""
+        if self._writer is not None:
+            with contextlib.suppress(ValueError):
+                if self._pending:
+                    self._writer.rollback()
+            self._writer = None
+            self._pending = False
+
+    def __enter__(self) -> SentenceIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def writable(self) -> bool:
+        """Whether this object holds the writer lock."""
+        return self._writer is not None
+
+    @property
+    def model(self) -> dict[str, Any]:
+        """Model provenance recorded at creation."""
+        return dict(self._meta.get("model", {}))
+
+    # ---- writing
+
+    def _w(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            raise PermissionError("index opened read-only; open it with writable=True")
+        return self._writer
+
+    def allocate_ids(self, n: int) -> list[int]:
+        """Reserve ``n`` fresh sentence ids (never reused, also across restarts)."""
+        self._w()
+        start = self._next_id
+        self._next_id += n
+        return list(range(start, start + n))
+
+    def add(self, records: Sequence[SentenceRecord], vectors: Sequence[SparseVector]) -> list[int]:
+        """Add sentences (visible after :meth:`commit`); returns their sentence ids.
+
+        A record's ``sentence_id`` is used when set, otherwise one is allocated. Vector ids
+        must be unique within a vector (see :meth:`SparseVector.validate`).
+        """
+        writer = self._w()
+        if len(records) != len(vectors):
+            raise ValueError("one vector per record")
+        out: list[int] = []
+        for rec, vec in zip(records, vectors, strict=True):
+            sid = rec.sentence_id
+            if sid is None:
+                sid = self._next_id
+                self._next_id += 1
+            else:
+                self._next_id = max(self._next_id, int(sid) + 1)
+            writer.add_document(self._document(int(sid), rec, vec))
+            out.append(int(sid))
+        if out:
+            self._pending = True
+        return out
+
+    def _document(self, sid: int, rec: SentenceRecord, vec: SparseVector) -> tantivy.Document:
+        doc = tantivy.Document()
+        doc.add_integer("sentence_id", sid)
+        doc.add_text("doc_key", rec.doc_key)
+        doc.add_text("imp", impact_text(vec.ids, self.quantizer.levels(vec.weights), self.base))
+        doc.add_text("text", rec.text)
+        date = _epoch(rec.date)
+        meta = {k: getattr(rec, k) for k in _META_KEYS}
+        meta["date"] = date
+        meta["recipients"] = list(rec.recipients)
+        doc.add_bytes("meta", json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        if rec.path:
+            for f in folder_terms(rec.path):
+                doc.add_text("folder", f)
+        if rec.kind:
+            doc.add_text("kind", rec.kind)
+        if date is not None:
+            doc.add_integer("date", date)
+        if rec.sender:
+            doc.add_text("sender", rec.sender.strip().lower())
+        if rec.mailbox:
+            doc.add_text("mailbox", rec.mailbox.strip().lower())
+        return doc
+
+    def delete_document(self, doc_key: str) -> None:
+        """Delete every sentence of a document (effective at :meth:`commit`)."""
+        self._w().delete_documents_by_term("doc_key", doc_key)
+        self._pending = True
+
+    def delete_sentence(self, sentence_id: int) -> None:
+        """Delete one sentence by id (effective at :meth:`commit`)."""
+        self._w().delete_documents_by_term("sentence_id", int(sentence_id))
+        self._pending = True
+
+    def commit(self) -> None:
+        """Make all changes durable and visible, atomically, then reload this object's searcher."""
+        writer = self._w()
+        writer.commit()
+        self._pending = False
+        _write_json_atomic(self.path / IDS_FILE, {"next_id": self._next_id})
+        self.reload()
+
+    def rollback(self) -> None:
+        """Discard changes since the last commit."""
+        self._w().rollback()
+        self._pending = False
+
+    def wait_merging_threads(self) -> None:
+        """Block until background segment merges finish; this consumes the writer, so the
+        index is reopened for writing afterwards (used by the benchmark before timing)."""
+        writer = self._w()
+        writer.wait_merging_threads()
+        self._writer = None
+        heap, threads = self._writer_args
+        self._writer = self._index.writer(heap_size=heap, num_threads=threads)
+
+    def _stored_next_id(self) -> int:
+        try:
+            return int(json.loads((self.path / IDS_FILE).read_text(encoding="utf-8"))["next_id"])
+        except (FileNotFoundError, ValueError, KeyError):
+            return 0
+
+    # ---- reading
+
+    def reload(self) -> None:
+        """See the latest commit (also one made by another process)."""
+        self._index.reload()
+        self._view = _View(self._index.searcher())
+
+    def clear_caches(self) -> None:
+        """Forget per-token term lists and clauses (the benchmark's cold-cache case)."""
+        self._view = _View(self._view.searcher)
+
+    @property
+    def num_sentences(self) -> int:
+        """Live (not deleted) sentences in the current searcher."""
+        return int(self._view.searcher.num_docs)
+
+    @property
+    def num_segments(self) -> int:
+        """tantivy segments in the current searcher (each adds per-clause lookup cost)."""
+        return int(self._view.searcher.num_segments)
+
+    def max_sentence_id(self) -> int:
+        """Largest live sentence id, -1 when empty."""
+        res = self._view.searcher.search(
+            tantivy.Query.all_query(), 1, count=False, order_by_field="sentence_id", order=tantivy.Order.Desc
+        )
+        return int(res.hits[0][0]) if res.hits else -1
+
+    def _token_terms(self, token: int, view: _View | None = None) -> tuple[list[tuple[Any, int]], int]:
+        """(term query, unit weight) pairs present for ``token`` and its document frequency."""
+        view = view or self._view
+        hit = view.token_terms.get(token)
+        if hit is not None:
+            return hit
+        if len(view.token_terms) >= CLAUSE_CACHE_SIZE:
+            view.token_terms.clear()
+        terms = view.searcher.terms_with_prefix("imp", term_prefix(token))
+        out: list[tuple[Any, int]] = []
+        df = 0
+        for term, count in terms:
+            digit = int(term[6:9])
+            if term[5] == "a":
+                df += int(count)
+                unit = digit
+            else:
+                unit = digit * self.base
+            if unit > 0:
+                out.append((tantivy.Query.term_query(self._schema, "imp", term, index_option="basic"), unit))
+        view.token_terms[token] = (out, df)
+        return out, df
+
+    def _clauses(self, token: int, multiplier: int, view: _View) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+        """Constant-score SHOULD clauses of one question token, cached per searcher: building
+        ~30 query objects per token in Python costs as much as a small search."""
+        key = (token, multiplier)
+        hit = view.clauses.get(key)
+        if hit is None:
+            if len(view.clauses) >= CLAUSE_CACHE_SIZE:
+                view.clauses.clear()
+            hit = [
+                (tantivy.Occur.Should, tantivy.Query.const_score_query(tq, float(unit * multiplier)))
+                for tq, unit in self._token_terms(token, view)[0]
+            ]
+            view.clauses[key] = hit
+        return hit
+
+    def doc_freq(self, token: int) -> int:
+        """Sentences whose vector contains ``token`` (counts deleted ones until segments merge)."""
+        if not 0 <= int(token) < self.vocab_size:
+            return 0
+        return self._token_terms(int(token))[1]
+
+    def idf(self, tokens: Iterable[int]) -> dict[int, float]:
+        """CAI IDF ``log(N / N_t)`` of ``tokens`` over the live sentences."""
+        n = self.num_sentences
+        return {int(t): idf_weight(self.doc_freq(int(t)), n) for t in tokens}
+
+    def query_weights(
+        self, query_ids: Iterable[int], idf: Mapping[int, float] | bool | None = None
+    ) -> QueryWeights:
+        """Integer question weights; ``idf=True`` computes IDF from this index."""
+        ids = list(query_ids)
+        if idf is True:
+            idf = self.idf(ids)
+        elif idf is False:
+            idf = None
+        return query_weights(ids, self.quantizer.scale, idf, self.quantizer.max_level)
+
+    def _filter_query(self, filters: Filters | None) -> tantivy.Query | None:
+        if filters is None or filters.is_empty():
+            return None
+        s = self._schema
+        must: list[tuple[tantivy.Occur, tantivy.Query]] = []
+
+        def any_of(field_name: str, values: Iterable[str]) -> None:
+            vals = list(values)
+            if not vals:
+                must.append((tantivy.Occur.Must, tantivy.Query.empty_query()))
+            elif len(vals) == 1:
+                must.append((tantivy.Occur.Must, tantivy.Query.term_query(s, field_name, vals[0])))
+            else:
+                must.append((tantivy.Occur.Must, tantivy.Query.term_set_query(s, field_name, vals)))
+
+        if filters.folder is not None:
+            any_of("folder", [normalize_path(filters.folder)])
+        if filters.kinds is not None:
+            any_of("kind", filters.kinds)
+        if filters.sender is not None:
+            any_of("sender", [filters.sender.strip().lower()])
+        if filters.mailbox is not None:
+            any_of("mailbox", [filters.mailbox.strip().lower()])
+        if filters.doc_keys is not None:
+            any_of("doc_key", filters.doc_keys)
+        lo, hi = _epoch(filters.date_from), _epoch(filters.date_to, end_of_day=True)
+        if lo is not None or hi is not None:
+            must.append(
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.range_query(s, "date", tantivy.FieldType.Integer, lo, hi),
+                )
+            )
+        return tantivy.Query.const_score_query(tantivy.Query.boolean_query(must), 0.0)
+
+    @staticmethod
+    def _ranked(searcher: tantivy.Searcher, query: tantivy.Query, top_k: int) -> list[tuple[int, float, Any]]:
+        """Top-k (sentence_id, raw score, address) by score desc, id asc, ties at the cut exact."""
+        limit = top_k + 16
+        while True:
+            hits = searcher.search(query, limit, count=False).hits
+            # Done unless the last hit fetched still ties with the k-th: then a tied hit
+            # with a smaller sentence id may have been cut by tantivy, so fetch more.
+            if len(hits) < limit or hits[-1][0] < hits[top_k - 1][0]:
+                break
+            limit *= 4
+        if not hits:
+            return []
+        ids = np.asarray(searcher.fast_field_values("sentence_id", [a for _, a in hits]), dtype=np.int64)
+        scores = np.fromiter((h[0] for h in hits), dtype=np.float64, count=len(hits))
+        order = np.lexsort((ids, -scores))[:top_k].tolist()
+        return [(int(ids[i]), float(scores[i]), hits[i][1]) for i in order]
+
+    @staticmethod
+    def _with_fields(
+        searcher: tantivy.Searcher, rows: list[tuple[int, float, Any]], scores: list[float], load: int
+    ) -> list[Hit]:
+        return [
+            Hit(sid, sc, _load(searcher, addr) if i < load else None)
+            for i, ((sid, _, addr), sc) in enumerate(zip(rows, scores, strict=True))
+        ]
+
+    def search(
+        self,
+        query_ids: Iterable[int],
+        top_k: int = 1000,
+        idf: Mapping[int, float] | bool | None = None,
+        filters: Filters | None = None,
+        load_fields: int = 0,
+    ) -> list[Hit]:
+        """Exact SPARC top-k for a bag of question token ids.
+
+        ``score = scale * sum_t count_t * level(t, s)`` (times the rounded IDF of t when
+        ``idf`` is a mapping, or ``True`` for this index's IDF). Stored fields are loaded for
+        the first ``load_fields`` hits only: reading 1,000 stored documents would cost more
+        than the search itself.
+        """
+        if top_k <= 0:
+            return []
+        view = self._view  # one searcher for the whole call, even if another thread reloads
+        qw = self.query_weights(query_ids, idf)
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        for t, m in zip(qw.tokens.tolist(), qw.multipliers.tolist(), strict=True):
+            if 0 <= t < self.vocab_size:
+                clauses += self._clauses(t, m, view)
+        if not clauses:
+            return []
+        query = tantivy.Query.boolean_query(clauses)
+        fq = self._filter_query(filters)
+        if fq is not None:
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, fq), (tantivy.Occur.Must, query)])
+        rows = self._ranked(view.searcher, query, top_k)
+        return self._with_fields(view.searcher, rows, [float(qw.scores(r[1])) for r in rows], load_fields)
+
+    def bm25(
+        self, text: str, top_k: int = 1000, filters: Filters | None = None, load_fields: int = 0
+    ) -> list[Hit]:
+        """BM25 over sentence text (stemmed, English stopwords removed); same tie rule."""
+        if top_k <= 0:
+            return []
+        terms = list(dict.fromkeys(self._analyzer.analyze(text)))
+        if not terms:
+            return []
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "text", t)) for t in terms]
+        )
+        fq = self._filter_query(filters)
+        if fq is not None:
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, fq), (tantivy.Occur.Must, query)])
+        searcher = self._view.searcher
+        rows = self._ranked(searcher, query, top_k)
+        return self._with_fields(searcher, rows, [r[1] for r in rows], load_fields)
+
+    def load_fields(self, hits: Iterable[Hit]) -> list[Hit]:
+        """Fill ``fields`` of hits that lack them (by sentence id); returns the same hits."""
+        hits = list(hits)
+        missing = [h.sentence_id for h in hits if h.fields is None]
+        if missing:
+            found = self.get(missing)
+            for h in hits:
+                if h.fields is None:
+                    h.fields = found.get(h.sentence_id)
+        return hits
+
+    def get(self, sentence_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """Stored fields of live sentences by id (missing ids are absent from the result)."""
+        ids = sorted({int(i) for i in sentence_ids})
+        if not ids:
+            return {}
+        q = tantivy.Query.term_set_query(self._schema, "sentence_id", ids)
+        searcher = self._view.searcher
+        hits = searcher.search(q, len(ids), count=False).hits
+        out: dict[int, dict[str, Any]] = {}
+        for _, addr in hits:
+            f = _load(searcher, addr)
+            out[int(f["sentence_id"])] = f
+        return out
+
+    def document_sentence_ids(self, doc_key: str) -> list[int]:
+        """Ids of the live sentences of a document, ascending."""
+        q = tantivy.Query.term_query(self._schema, "doc_key", doc_key)
+        searcher = self._view.searcher
+        n = int(searcher.search(q, 1, count=True).count or 0)
+        if n == 0:
+            return []
+        hits = searcher.search(q, n, count=False).hits
+        return sorted(int(i) for i in searcher.fast_field_values("sentence_id", [a for _, a in hits]))

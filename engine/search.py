@@ -1,0 +1,508 @@
+"""Questions in, answers grouped per document out.
+
+A question becomes a bag of WordPiece ids (no network runs on it, SPARC.md §1) and the
+index returns the exact top-1000 sentences by SPARC score, optionally with each question
+token weighted by its IDF over the indexed sentences (CAI: ``log(N / N_t)``, 1 for a token
+no sentence has) and optionally fused with BM25 (CAI: raw BM25 plus raw SPARC over each
+system's top-100; a sentence missing from one list gets that list's minimum).
+
+Sentences are then grouped by document: a document's best sentence is its answer, shown
+inside its passage (with the sentence's offsets there, for bold) and with the document's
+other matching sentences. Filters are constant-score restrictions in the index, so they
+never change a score, only which sentences compete.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from email.utils import parseaddr
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.encode import BundleConfig, default_bundle_dir
+from engine.features import load_tokenizer, question_tokens
+from engine.index import Filters, SentenceIndex
+from engine.index import Hit as IndexHit
+
+#: Sentences ranked per question before grouping (SPARC's evaluation depth).
+RANK_DEPTH = 1000
+#: Depth of each list fused by the hybrid (CAI).
+HYBRID_DEPTH = 100
+#: Other matching sentences shown per document.
+MAX_OTHERS = 3
+#: Stored fields are read in chunks of this many hits while grouping.
+LOAD_CHUNK = 64
+
+# Words too common to highlight (and that BM25 drops too).
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+    ]
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+# --------------------------------------------------------------------------- public records
+
+
+@dataclass
+class SearchFilters:
+    """Restrict answers without changing scores. ``folder``: documents under this folder;
+    ``kinds``: any of these kinds (``text``, ``pdf``, ``email`` ...); ``date_from``/``date_to``:
+    inclusive (file modification date, or an e-mail's Date); ``sender``: an address (or a
+    From header, whose address is used); ``mailbox``: a mailbox (mbox file or Maildir) name."""
+
+    folder: str | None = None
+    kinds: list[str] | None = None
+    date_from: _dt.date | None = None
+    date_to: _dt.date | None = None
+    sender: str | None = None
+    mailbox: str | None = None
+
+
+@dataclass
+class Hit:
+    """One sentence; ``start``/``end`` is its span inside ``passage`` (for bold).
+
+    ``highlights``: spans of question words inside ``passage`` (same stem, stopwords
+    left out). ``sentence_id`` identifies the sentence in the live index generation.
+    """
+
+    sentence: str
+    score: float
+    passage: str
+    start: int
+    end: int
+    highlights: list[tuple[int, int]] = field(default_factory=list)
+    sentence_id: int = -1
+
+
+@dataclass
+class Answer:
+    """One document that answers: its best sentence and other matching ones.
+
+    ``fields``: what the app shows about the document (for e-mail ``from``, ``to``, ``cc``,
+    ``subject``, ``date``, ``mailbox``, ``message_id``, ``thread``; for an attachment also
+    ``attachment_of``; for files ``path`` and ``modified``). ``doc_start``: the best
+    sentence's character offset in :meth:`engine.api.Engine.document_text`.
+    """
+
+    doc_key: str
+    path: str
+    kind: str
+    title: str
+    date: str | None
+    fields: dict[str, str]
+    best: Hit
+    others: list[Hit]
+    doc_start: int
+
+
+class _CatalogLike(Protocol):
+    def message(self, key: str) -> Any: ...
+
+    def get_document(self, key: str) -> Any: ...
+
+
+# --------------------------------------------------------------------------- question side
+
+
+class QueryEncoder:
+    """A question as WordPiece ids, from the bundle's tokenizer only (no ONNX session):
+    cheap enough for the window process, which never encodes sentences."""
+
+    def __init__(self, bundle_dir: Path | None = None) -> None:
+        self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
+        self.config = BundleConfig.load(self.bundle_dir)
+        self.tokenizer = load_tokenizer(str(self.bundle_dir / "tokenizer.json"))
+
+    def question_ids(self, text: str) -> list[int]:
+        return question_tokens(self.tokenizer, text, unique=self.config.query_tokens == "unique")
+
+
+class _Stemmer:
+    _impl: Any = None
+
+    @classmethod
+    def stem(cls, word: str) -> str:
+        if cls._impl is None:
+            try:
+                import Stemmer
+
+                cls._impl = Stemmer.Stemmer("english")
+            except ImportError:  # PyStemmer is a dependency; keep highlighting alive without it
+                cls._impl = False
+        if cls._impl is False:
+            return word
+        return cls._impl.stemWord(word)
+
+
+def question_terms(question: str) -> set[str]:
+    """Stems of the question's words, stopwords left out (what gets highlighted)."""
+    words = (w.lower() for w in _WORD.findall(question))
+    return {_Stemmer.stem(w) for w in words if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+
+
+def highlight_spans(text: str, terms: Iterable[str]) -> list[tuple[int, int]]:
+    """Character spans of the words of ``text`` whose stem is one of ``terms``."""
+    terms = set(terms)
+    if not terms:
+        return []
+    return [(m.start(), m.end()) for m in _WORD.finditer(text) if _Stemmer.stem(m.group().lower()) in terms]
+
+
+def to_index_filters(filters: SearchFilters | None, doc_keys: Sequence[str] | None = None) -> Filters | None:
+    """The index's filter object for ``filters`` (folders made absolute, sender reduced to its address)."""
+    if filters is None and doc_keys is None:
+        return None
+    f = filters or SearchFilters()
+    folder = str(Path(f.folder).expanduser().absolute()) if f.folder else None
+    sender = None
+    if f.sender:
+        _, addr = parseaddr(f.sender)
+        sender = (addr or f.sender).strip().lower()
+    out = Filters(
+        folder=folder,
+        kinds=list(f.kinds) if f.kinds else None,
+        date_from=f.date_from,
+        date_to=f.date_to,
+        sender=sender,
+        mailbox=f.mailbox or None,
+        doc_keys=list(doc_keys) if doc_keys is not None else None,
+    )
+    return None if out.is_empty() else out
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+def fuse(sparc: Sequence[IndexHit], bm25: Sequence[IndexHit]) -> list[tuple[int, float]]:
+    """CAI hybrid: raw SPARC + raw BM25 over the union of both lists; a sentence missing
+    from one list gets that list's minimum. Ranked by score, then sentence id."""
+    if not sparc and not bm25:
+        return []
+    a = {h.sentence_id: h.score for h in sparc}
+    b = {h.sentence_id: h.score for h in bm25}
+    a_min = min(a.values()) if a else 0.0
+    b_min = min(b.values()) if b else 0.0
+    fused = {sid: a.get(sid, a_min) + b.get(sid, b_min) for sid in a.keys() | b.keys()}
+    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _passage_offsets(fields: dict[str, Any], text_of: Any = None) -> tuple[int, int]:
+    """The sentence's span inside its stored passage.
+
+    Uses ``passage_start`` when the index stores it; else locates the sentence text in the
+    passage (the first occurrence, or with the document text the one whose passage really
+    starts at ``start - offset`` when the sentence repeats inside its passage).
+    """
+    passage: str = fields.get("passage") or ""
+    sentence: str = fields.get("text") or ""
+    if "passage_start" in fields and fields["passage_start"] is not None:
+        s = int(fields["start"]) - int(fields["passage_start"])
+        return s, s + len(sentence)
+    first = passage.find(sentence)
+    if first < 0:
+        return 0, 0
+    if passage.find(sentence, first + 1) >= 0 and text_of is not None:
+        doc_text = text_of(fields.get("doc_key", ""))
+        start = int(fields.get("start", 0))
+        if doc_text:
+            pos = first
+            while pos >= 0:
+                if doc_text[start - pos : start - pos + len(passage)] == passage:
+                    return pos, pos + len(sentence)
+                pos = passage.find(sentence, pos + 1)
+    return first, first + len(sentence)
+
+
+def make_hit(fields: dict[str, Any], score: float, terms: set[str], text_of: Any = None) -> Hit:
+    start, end = _passage_offsets(fields, text_of)
+    passage = fields.get("passage") or fields.get("text") or ""
+    if end == 0 and not passage.startswith(fields.get("text", "") or "\0"):
+        passage = fields.get("text") or ""
+        start, end = 0, len(passage)
+    return Hit(
+        sentence=fields.get("text") or "",
+        score=float(score),
+        passage=passage,
+        start=start,
+        end=end,
+        highlights=highlight_spans(passage, terms),
+        sentence_id=int(fields.get("sentence_id", -1)),
+    )
+
+
+def _iso(epoch: Any) -> str | None:
+    if epoch is None:
+        return None
+    try:
+        return _dt.datetime.fromtimestamp(int(epoch), tz=_dt.timezone.utc).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def document_fields(meta: dict[str, Any], catalog: _CatalogLike | None) -> dict[str, str]:
+    """Display fields of a document from its stored sentence fields and the catalog."""
+    out: dict[str, str] = {}
+    kind = meta.get("kind", "")
+    key = meta.get("doc_key", "")
+    date = _iso(meta.get("date"))
+    if kind == "email" or meta.get("sender") or meta.get("subject"):
+        msg = catalog.message(key) if catalog is not None and kind == "email" else None
+        if msg is not None:
+            out.update(
+                {
+                    "from": msg.from_addr,
+                    "to": ", ".join(msg.to_addrs),
+                    "cc": ", ".join(msg.cc_addrs),
+                    "subject": msg.subject,
+                    "mailbox": msg.mailbox,
+                    "message_id": msg.message_id,
+                    "thread": msg.thread,
+                }
+            )
+        else:
+            out.update(
+                {
+                    "from": meta.get("sender", ""),
+                    "to": ", ".join(meta.get("recipients") or []),
+                    "subject": meta.get("subject", ""),
+                    "mailbox": meta.get("mailbox", ""),
+                }
+            )
+        if date:
+            out["date"] = date
+        if kind != "email" and catalog is not None:
+            row = catalog.get_document(key)
+            if row is not None and row.parent_key:
+                out["attachment_of"] = row.parent_key
+    if kind != "email":
+        out["path"] = meta.get("path", "")
+        if date:
+            out["modified"] = date
+    return {k: v for k, v in out.items() if v}
+
+
+# --------------------------------------------------------------------------- the search
+
+
+def ask(
+    index: SentenceIndex,
+    query: QueryEncoder,
+    question: str,
+    top: int = 10,
+    filters: SearchFilters | None = None,
+    idf: bool = False,
+    hybrid: bool = False,
+    catalog: _CatalogLike | None = None,
+    text_of: Any = None,
+    max_others: int = MAX_OTHERS,
+) -> list[Answer]:
+    """Answers to ``question`` from ``index``, best document first.
+
+    ``text_of(doc_key)`` (optional) returns a document's text; it is only needed to place a
+    sentence that occurs twice in its own passage.
+    """
+    if top <= 0 or not question.strip():
+        return []
+    qids = query.question_ids(question)
+    f = to_index_filters(filters)
+    terms = question_terms(question)
+    if hybrid:
+        sparc = index.search(qids, HYBRID_DEPTH, idf=True if idf else None, filters=f) if qids else []
+        bm = index.bm25(question, HYBRID_DEPTH, filters=f)
+        ranked = fuse(sparc, bm)
+    else:
+        if not qids:
+            return []
+        ranked = [
+            (h.sentence_id, h.score)
+            for h in index.search(qids, RANK_DEPTH, idf=True if idf else None, filters=f)
+        ]
+    if not ranked:
+        return []
+
+    groups: dict[str, list[tuple[float, dict[str, Any]]]] = {}
+    pos = 0
+    # Hybrid lists are short (<= 200): read them all so "others" come from the fused ranking.
+    while pos < len(ranked) and (hybrid or len(groups) < top):
+        chunk = ranked[pos : pos + LOAD_CHUNK]
+        pos += len(chunk)
+        found = index.get(sid for sid, _ in chunk)
+        for sid, score in chunk:
+            meta = found.get(sid)
+            if meta is None:  # deleted between search and load
+                continue
+            key = meta.get("doc_key", "")
+            if key not in groups and len(groups) >= top:
+                continue
+            groups.setdefault(key, []).append((score, meta))
+
+    keys = list(groups)[:top]
+    if not hybrid and keys and max_others > 0:
+        # Other matching sentences of the chosen documents: the same search restricted to
+        # them (filters do not change scores), deep enough to fill every document's list.
+        extra = index.search(
+            qids,
+            top_k=len(keys) * (max_others + 1) * 4,
+            idf=True if idf else None,
+            filters=to_index_filters(filters, doc_keys=keys),
+        )
+        have = {m["sentence_id"] for k in keys for _, m in groups[k]}
+        missing = [h for h in extra if h.sentence_id not in have]
+        if missing:
+            loaded = index.get(h.sentence_id for h in missing)
+            for h in missing:
+                meta = loaded.get(h.sentence_id)
+                if meta is not None and meta.get("doc_key") in groups:
+                    groups[meta["doc_key"]].append((h.score, meta))
+
+    answers: list[Answer] = []
+    for key in keys:
+        items = sorted(groups[key], key=lambda sm: (-sm[0], sm[1]["sentence_id"]))
+        score, meta = items[0]
+        best = make_hit(meta, score, terms, text_of)
+        others = [make_hit(m, s, terms, text_of) for s, m in items[1 : 1 + max_others]]
+        answers.append(
+            Answer(
+                doc_key=key,
+                path=meta.get("path", ""),
+                kind=meta.get("kind", ""),
+                title=meta.get("title", "") or Path(meta.get("path", "")).name,
+                date=_iso(meta.get("date")),
+                fields=document_fields(meta, catalog),
+                best=best,
+                others=others,
+                doc_start=int(meta.get("start", 0)),
+            )
+        )
+    return answers

@@ -1,0 +1,140 @@
+"""The ``sparcdesk`` command line: demo, index, ask (pretty and JSON, filters), status,
+sources, remove, watch and the lazy gui entry."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+from test_pipeline import write
+from test_search import _CACHE, QUESTIONS, SAMPLES, norm, sample_home
+
+from engine.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_demo_on_a_fresh_home_then_again(capsys: pytest.CaptureFixture[str]) -> None:
+    home = sample_home()  # ran `sparcdesk demo --home <fresh>` once for the session
+    first = str(_CACHE["demo_output"])
+    assert f"indexing the sample corpus ({SAMPLES})" in first
+    assert first.count("Q: ") == 3
+    assert "indexed 18 changed file(s)" in first
+    asked = [q for q in QUESTIONS if f"Q: {q['question']}" in first]
+    assert len(asked) == 3 and any(q["file"].startswith("mail/") for q in asked)
+    # The known answer of each demo question is printed in bold inside its passage.
+    for q in asked:
+        assert f"**{norm(q['sentence'])}" in norm(first) or norm(q["sentence"]) in norm(first)
+
+    assert main(["demo", "--home", str(home), "-q"]) == 0
+    again = capsys.readouterr().out
+    assert "already indexed" in again and again.count("Q: ") == 3
+
+
+def test_index_ask_status_sources_remove(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = tmp_path / "docs"
+    write(d / "otters.txt", "Sea otters hold hands while they sleep. They float on their backs.")
+    write(d / "notes" / "owls.md", "# Owls\n\nBarn owls hunt by sound in complete darkness.")
+    (d / "broken.txt").write_bytes(b"\x00\x01\x02" * 100)
+    home = ["--home", str(tmp_path / "home"), "--threads", "1"]
+
+    assert main(["index", str(d), "-q", *home]) == 0
+    out = capsys.readouterr().out
+    assert "indexed 3 changed file(s)" in out and "1 file(s) with problems" in out
+
+    assert main(["ask", "Why do sea otters hold hands?", "--json", "--top", "2", *home]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["question"] == "Why do sea otters hold hands?"
+    best = data["answers"][0]
+    assert best["path"] == str(d / "otters.txt") and best["kind"] == "text"
+    assert best["best"]["sentence"] == "Sea otters hold hands while they sleep."
+    assert best["best"]["passage"][best["best"]["start"] : best["best"]["end"]] == best["best"]["sentence"]
+
+    assert main(["ask", "How do barn owls hunt?", "--hybrid", "--idf", *home]) == 0
+    pretty = capsys.readouterr().out
+    assert "**Barn owls hunt by sound in complete darkness.**" in pretty
+    assert str(d / "notes" / "owls.md") in pretty
+
+    assert main(["ask", "How do barn owls hunt?", "--kind", "text", "--json", *home]) == 0
+    assert {a["kind"] for a in json.loads(capsys.readouterr().out)["answers"]} == {"text"}
+    assert main(["ask", "How do barn owls hunt?", "--folder", str(d / "notes"), "--json", *home]) == 0
+    assert [a["title"] for a in json.loads(capsys.readouterr().out)["answers"]] == ["Owls"]
+    assert main(["ask", "otters", "--to", "2001-01-01", "--json", *home]) == 0
+    assert json.loads(capsys.readouterr().out)["answers"] == []
+
+    assert main(["status", *home]) == 0
+    status = capsys.readouterr().out
+    assert f"source:    {d} [folder]: 3 files" in status
+    assert "broken.txt" in status and "binary data, not text" in status
+    assert main(["status", "--json", *home]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["files"] == 3 and st["files_error"] == 1 and st["sentences"] == 4
+
+    assert main(["sources", *home]) == 0
+    assert capsys.readouterr().out.startswith(f"{d}\tfolder\t3 files")
+    assert main(["remove", str(d), *home]) == 0
+    assert "removed" in capsys.readouterr().out
+    assert main(["sources", *home]) == 0 and capsys.readouterr().out == ""
+    assert main(["remove", str(d), *home]) == 1
+    assert main(["ask", "otters", *home]) == 0
+    assert "No answer found" in capsys.readouterr().out
+
+
+def test_errors_and_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["index", str(tmp_path / "missing"), "--home", str(tmp_path / "h"), "-q"]) == 1
+    assert "no such file or folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["ask", "q", "--from", "yesterday"])
+    assert exc.value.code == 2
+    assert main(["watch", "--home", str(tmp_path / "h")]) == 1
+    assert "no sources to watch" in capsys.readouterr().err
+
+
+def test_gui_imports_the_app_lazily(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    calls = []
+    fake = types.ModuleType("app.main")
+    fake.main = lambda argv=None: calls.append(argv) or 0  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "app.main", fake)
+    assert main(["gui", "--home", str(tmp_path), "--ask", "why?"]) == 0
+    assert calls == [["--home", str(tmp_path), "--ask", "why?"]]
+    code = "import sys, engine.cli; print(any(m == 'app' or m.startswith('app.') for m in sys.modules))"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    assert (
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout
+        == "False\n"
+    )
+
+
+def test_watch_command_reindexes_changes(tmp_path: Path) -> None:
+    d = tmp_path / "docs"
+    f = write(d / "moles.txt", "Moles dig tunnels under the lawn.")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SPARCDESK_HOME=str(tmp_path / "home"))
+    assert main(["index", str(d), "-q", "--home", env["SPARCDESK_HOME"], "--threads", "1"]) == 0
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "watch", "-q", "--threads", "1", "--debounce", "0.2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert "watching 1 source(s)" in proc.stdout.readline() + proc.stdout.readline()
+        time.sleep(0.3)
+        write(f, "Moles dig tunnels under the lawn. Voles nest in the tall grass.")
+        line = proc.stdout.readline()
+        assert line.strip().endswith(f"re-indexed {f}")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()

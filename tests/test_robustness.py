@@ -1,0 +1,191 @@
+"""Bad input and bad luck: every bad file becomes a clear per-file problem in status while
+the rest is indexed; kill -9 during indexing loses nothing committed and leaves no
+duplicates after a restart; a second writer gets a clear message."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_pipeline import assert_complete, census, write
+
+import engine.extract
+import engine.pipeline
+from engine.api import Engine
+from engine.catalog import Catalog
+from engine.cli import main as cli_main
+from engine.index import IndexLockedError, SentenceIndex
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["SPARCDESK_HOME"] = str(home)
+    return env
+
+
+def test_bad_files_are_reported_and_the_rest_is_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = tmp_path / "docs"
+    good = write(d / "good.txt", "Good files still get indexed. Giraffes have long necks.")
+    (d / "corrupt.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\nthis is not a real pdf\n%%EOF")
+    (d / "binary.txt").write_bytes(bytes(range(256)) * 40)
+    with open(d / "huge.txt", "wb") as f:  # 200 MB, sparse: nothing is written or read
+        f.truncate(200 * 1024 * 1024)
+    unreadable = write(d / "unreadable.txt", "You cannot read this.")
+    os.chmod(unreadable, 0)
+    os.symlink(d / "loop", d / "loop")  # a link to itself: ELOOP
+    os.symlink(d, d / "back")  # a link back to a folder being walked
+    (d / "latin1.txt").write_bytes("Caf\xe9 cr\xe8me is served daily at the harbour.".encode("cp1252"))
+    (d / "empty.txt").write_bytes(b"")
+    vanishing = write(d / "vanishing.txt", "This file disappears while it is being read.")
+    write(d / "crashing.txt", "Something inside the indexer breaks on this file.")
+
+    real_open = open
+    real_iter = engine.pipeline.iter_extract
+    real_prepare = engine.pipeline.prepare
+
+    def fake_open(path, *a, **k):  # root reads anything whatever its mode: fake the refusal
+        if str(path) == str(unreadable):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *a, **k)
+
+    def deleting_iter(path, *a, **k):  # the file vanishes after the scan, before it is read
+        if str(path) == str(vanishing):
+            os.unlink(path)
+        return real_iter(path, *a, **k)
+
+    def crashing_prepare(doc, mail):
+        if doc.key.endswith("crashing.txt"):
+            raise ValueError("unexpected failure inside the indexer")
+        return real_prepare(doc, mail)
+
+    monkeypatch.setattr(engine.extract, "open", fake_open, raising=False)
+    monkeypatch.setattr(engine.pipeline, "iter_extract", deleting_iter)
+    monkeypatch.setattr(engine.pipeline, "prepare", crashing_prepare)
+
+    t0 = time.monotonic()
+    with Engine(home=tmp_path / "home", threads=1) as e:
+        p = e.index([d])
+        assert p.phase == "done"
+        assert time.monotonic() - t0 < 60  # the 200 MB file was not read
+        reasons = {Path(x.path).name: x.reason for x in e.errors()}
+        assert "corrupt PDF" in reasons["corrupt.pdf"]
+        assert reasons["binary.txt"] == "binary data, not text"
+        assert reasons["huge.txt"] == "file too large (200.0 MB > 50.0 MB limit)"
+        assert "Permission denied" in reasons["unreadable.txt"]
+        assert "symbolic link loop" in reasons["loop"]
+        assert "loop" in reasons["back"] and "not followed" in reasons["back"]
+        assert "not valid UTF-8" in reasons["latin1.txt"]
+        assert reasons["empty.txt"] == "nothing to index: empty file"
+        assert "No such file or directory" in reasons["vanishing.txt"]
+        assert "unexpected failure inside the indexer" in reasons["crashing.txt"]
+        assert all(x.when for x in e.errors())
+
+        # The rest is indexed: the good file, and the cp1252 file with its text intact.
+        assert e.ask("Which animals have long necks?", top=1, hybrid=True)[0].path == str(good)
+        latin = e.ask("Where is cafe creme served?", top=1, hybrid=True)[0]
+        assert latin.path == str(d / "latin1.txt") and "Café crème" in latin.best.sentence
+        st = e.status()
+        assert st["files_error"] >= 7 and st["files_pending"] == 0
+        assert_complete(e, [good, d / "latin1.txt"])
+
+        # Failed files are not retried until they change; a fixed file is indexed again.
+        assert e.index().files_done == 0
+        write(d / "binary.txt", "Now this file holds plain text about binary stars.")
+        assert e.index().files_done == 1
+        assert "binary.txt" not in {Path(x.path).name for x in e.errors()}
+        census(e)
+
+
+def test_second_writer_gets_a_clear_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = tmp_path / "docs"
+    write(d / "a.txt", "Walruses use their tusks to haul out onto ice.")
+    home = tmp_path / "home"
+    with Engine(home=home, threads=1) as e:
+        e.index([d])
+        write(d / "b.txt", "Narwhals have a single long tusk.")
+        gen_dir = Catalog(e.layout.catalog).active_generation().index_dir
+        holder = SentenceIndex.open(gen_dir, writable=True)  # another writer holds the lock
+        try:
+            with pytest.raises(IndexLockedError, match="being written by another sparcdesk process"):
+                e.index()
+            assert e.ask("What do walruses use their tusks for?", top=1)  # reading still works
+            assert cli_main(["index", str(d), "--home", str(home), "-q"]) == 3
+            assert "being written by another sparcdesk process" in capsys.readouterr().err
+            # A real second process: same message, exit code 3, no traceback.
+            proc = subprocess.run(
+                [sys.executable, "-m", "engine.cli", "index", str(d), "-q", "--threads", "1"],
+                env=_env(home),
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert proc.returncode == 3, proc.stderr
+            assert "being written by another sparcdesk process" in proc.stderr
+            assert "Traceback" not in proc.stderr
+        finally:
+            holder.close()
+        assert e.index().files_done == 1  # lock released: indexing goes on
+
+
+@pytest.mark.slow
+def test_kill_9_during_indexing_then_restart(tmp_path: Path) -> None:
+    d = tmp_path / "many"
+    files = [write(d / f"f{i:03d}.txt", f"File {i} records the token word{i}.") for i in range(300)]
+    home = tmp_path / "home"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "index", str(d), "-q", "--threads", "1", "--commit-every", "25"],
+        env=_env(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    db = home / "catalog.sqlite"
+    committed = 0
+    deadline = time.monotonic() + 180
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if db.exists():
+                try:
+                    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+                    committed = con.execute("SELECT COUNT(*) FROM files WHERE status = 'ok'").fetchone()[0]
+                    con.close()
+                except sqlite3.Error:
+                    committed = 0
+            if committed > 0:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, f"indexing ended before it could be killed: {proc.stderr.read()!r}"
+        assert committed > 0, "no commit within the time limit"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+        proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL
+
+    with Engine(home=home, threads=1) as e:
+        cat = Catalog(e.layout.catalog)
+        before = {f.path for f in cat.files() if f.status == "ok"}
+        assert 0 < len(before) < len(files)
+        census(e)  # consistent even right after the kill (journal-owned sentences allowed)
+        p = e.index()
+        assert p.phase == "done"
+        assert p.files_done <= len(files) - len(before) + 25  # committed files were not redone
+        after = {f.path for f in cat.files() if f.status == "ok"}
+        assert before <= after and len(after) == len(files)
+        assert_complete(e, files)
+        assert e.status()["sentences"] == len(files)
+        hit = e.ask("Which file records the token word123?", top=1, hybrid=True)[0]
+        assert hit.path == str(d / "f123.txt")
+        cat.close()
