@@ -138,7 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         "--work", type=Path, default=None, help="folder for the corpus and the engine home (temp)"
     )
     ap.add_argument("--timeout", type=float, default=3600.0)
-    ap.add_argument("--in-process", action="store_true", help="index on a thread of the GUI process (the old way)")
+    ap.add_argument(
+        "--in-process", action="store_true", help="index on a thread of the GUI process (the old way)"
+    )
     args = ap.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
 

@@ -1,0 +1,434 @@
+"""The window's only door to the engine: every engine call runs on a worker thread.
+
+:class:`Backend` owns the :class:`engine.api.Engine` and two :class:`~app.workers.Lane`
+threads. Short calls (ask, document text, the source list, errors, status) go to the
+*query* lane; long ones (indexing, adding and removing sources) to the *index* lane, so a
+question is answered while a folder is being indexed. Results come back as Qt signals on
+the GUI thread. The GUI thread never touches the engine, not even to construct it (loading
+the model takes a moment).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.workers import Lane, Throttle
+
+log = logging.getLogger(__name__)
+
+#: Seconds an indexing process gets to stop after a cancel before it is terminated.
+CHILD_STOP_S = 10.0
+
+
+@dataclass
+class SearchResult:
+    """What one ``ask`` produced, with the request that produced it."""
+
+    request: int
+    question: str
+    answers: list
+    seconds: float
+    hybrid: bool
+    idf: bool
+
+
+def _message(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class Backend(QObject):
+    """Engine calls as asynchronous requests with Qt signals for their results."""
+
+    ready = Signal()  # the engine is open
+    engine_failed = Signal(str)  # the engine could not be opened
+    answers_ready = Signal(object)  # SearchResult
+    search_failed = Signal(int, str)  # request, message
+    document_ready = Signal(int, str, str)  # request, doc_key, text
+    document_failed = Signal(int, str, str)  # request, doc_key, message
+    sources_changed = Signal(object)  # list[SourceInfo]
+    errors_changed = Signal(object)  # list[FileError]
+    status_changed = Signal(object)  # dict
+    indexing_changed = Signal(bool)  # an index-lane job is queued or running
+    progress = Signal(object)  # Progress, throttled to ~10 a second
+    index_finished = Signal(object, str)  # final Progress (or None), error message ("" when fine)
+    action_failed = Signal(str, str)  # what, message
+    watch_event = Signal(object)  # whatever the engine's on_change passed
+    watching_changed = Signal(bool)
+    _refresh_requested = Signal()  # emitted on worker threads, handled on the GUI thread
+
+    def __init__(
+        self,
+        engine_factory: Callable[[], Any],
+        parent: QObject | None = None,
+        index_in_process: bool | None = None,
+    ) -> None:
+        """``engine_factory`` opens the engine (called on a worker thread). Indexing runs in a
+        child process that calls the same factory, so it must be picklable (an
+        :class:`app.main.EngineSpec`); with ``index_in_process`` (default: when the factory
+        is not an EngineSpec, or ``$SPARCDESK_INDEX_IN_PROCESS`` is set) it runs on a thread."""
+        super().__init__(parent)
+        self._factory = engine_factory
+        if index_in_process is None:
+            from app.main import EngineSpec
+
+            index_in_process = not isinstance(engine_factory, EngineSpec) or bool(
+                os.environ.get("SPARCDESK_INDEX_IN_PROCESS")
+            )
+        self.index_in_process = index_in_process
+        self._child_pause: Any = None
+        self.engine: Any = None
+        self.query_lane = Lane("query", self)
+        self.index_lane = Lane("index", self)
+        self.index_lane.busy_changed.connect(self.indexing_changed)
+        self._latest_ask = 0
+        self._ask_ids = 0
+        self._doc_ids = 0
+        self._latest_doc = 0
+        self._pause = threading.Event()
+        self._cancel = threading.Event()
+        self._index_epoch = 0
+        self._watching = False
+        self._closed = False
+        self.last_progress: Any = None
+        self.progress.connect(self._remember_progress)
+        self._refresh_requested.connect(self.refresh)
+
+    def _remember_progress(self, p: Any) -> None:
+        self.last_progress = p
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Open the engine on the query lane; emits ``ready`` or ``engine_failed``."""
+
+        def open_engine() -> None:
+            self.engine = self._factory()
+
+        def done(_: Any) -> None:
+            self.ready.emit()
+            self.refresh()
+
+        self.query_lane.submit(open_engine, done, lambda e, tb: self._fail_open(e, tb))
+
+    def _fail_open(self, exc: BaseException, tb: str) -> None:
+        log.error("engine failed to open:\n%s", tb)
+        self.engine_failed.emit(_message(exc))
+
+    @property
+    def is_ready(self) -> bool:
+        return self.engine is not None
+
+    @property
+    def indexing(self) -> bool:
+        return self.index_lane.pending > 0
+
+    @property
+    def paused(self) -> bool:
+        return self._pause.is_set()
+
+    @property
+    def watching(self) -> bool:
+        return self._watching
+
+    def shutdown(self, wait_ms: int = 15_000) -> None:
+        """Stop indexing and watching, close the engine, end the threads."""
+        if self._closed:
+            return
+        self._closed = True
+        self._index_epoch += 1
+        self._cancel.set()
+        self._pause.clear()
+        engine = self.engine
+        self.index_lane.stop(wait_ms)
+        if engine is not None:
+            try:
+                if self._watching:
+                    engine.stop_watch()
+            except Exception:
+                log.exception("stop_watch failed")
+            self._watching = False
+
+            def close() -> None:
+                engine.close()
+
+            self.query_lane.submit(close)
+        self.query_lane.stop(wait_ms)
+
+    # ------------------------------------------------------------------ queries
+
+    def ask(
+        self, question: str, filters: Any = None, top: int = 20, idf: bool = False, hybrid: bool = False
+    ) -> int:
+        """Run a question; only the latest request's answers are emitted (older ones are skipped)."""
+        if self._closed:
+            return 0
+        self._ask_ids += 1
+        req = self._ask_ids
+        self._latest_ask = req
+
+        def job() -> SearchResult | None:
+            if req != self._latest_ask or self.engine is None:
+                return None  # superseded before it started
+            t0 = time.perf_counter()
+            answers = self.engine.ask(question, top=top, filters=filters, idf=idf, hybrid=hybrid)
+            return SearchResult(req, question, list(answers), time.perf_counter() - t0, hybrid, idf)
+
+        def done(result: SearchResult | None) -> None:
+            if result is not None and result.request == self._latest_ask:
+                self.answers_ready.emit(result)
+
+        def failed(exc: BaseException, tb: str) -> None:
+            log.warning("search failed:\n%s", tb)
+            if req == self._latest_ask:
+                self.search_failed.emit(req, _message(exc))
+
+        self.query_lane.submit(job, done, failed)
+        return req
+
+    def load_document(self, doc_key: str) -> int:
+        if self._closed:
+            return 0
+        self._doc_ids += 1
+        req = self._doc_ids
+        self._latest_doc = req
+
+        def job() -> str | None:
+            if req != self._latest_doc:
+                return None
+            return self.engine.document_text(doc_key)
+
+        def done(text: str | None) -> None:
+            if text is not None and req == self._latest_doc:
+                self.document_ready.emit(req, doc_key, text)
+
+        def failed(exc: BaseException, tb: str) -> None:
+            log.warning("document_text failed:\n%s", tb)
+            if req == self._latest_doc:
+                self.document_failed.emit(req, doc_key, _message(exc))
+
+        self.query_lane.submit(job, done, failed)
+        return req
+
+    def refresh(self) -> None:
+        """Re-read sources, errors and status (results arrive as signals)."""
+        if self.engine is None or self._closed:
+            return
+
+        def job() -> tuple[list, list, dict]:
+            return list(self.engine.sources()), list(self.engine.errors()), dict(self.engine.status())
+
+        def done(result: tuple[list, list, dict]) -> None:
+            sources, errors, status = result
+            self.sources_changed.emit(sources)
+            self.errors_changed.emit(errors)
+            self.status_changed.emit(status)
+
+        self.query_lane.submit(job, done, lambda e, tb: log.warning("refresh failed:\n%s", tb))
+
+    # ------------------------------------------------------------------ index lane
+
+    def _index_job(self, what: str, work: Callable[[threading.Event], Any]) -> None:
+        """Queue ``work(cancel)`` on the index lane; a Stop drops it if it has not started."""
+        if self._closed:
+            return
+        epoch = self._index_epoch
+
+        def job() -> Any:
+            if epoch != self._index_epoch or self._closed:
+                return None
+            self._cancel = cancel = threading.Event()
+            return work(cancel)
+
+        def done(result: Any) -> None:
+            self.refresh()
+            final = result if result is not None and hasattr(result, "files_done") else None
+            if final is not None:
+                self.last_progress = final
+            if result is not None or epoch == self._index_epoch:
+                self.index_finished.emit(final, "")
+
+        def failed(exc: BaseException, tb: str) -> None:
+            log.error("%s failed:\n%s", what, tb)
+            self.refresh()
+            self.action_failed.emit(what, _message(exc))
+            self.index_finished.emit(None, _message(exc))
+
+        self.index_lane.submit(job, done, failed)
+
+    def _run_index(self, cancel: threading.Event, paths: Sequence[Path] | None = None) -> Any:
+        if self.index_in_process:
+            throttle = Throttle(self.progress.emit, 0.1)
+            result = self.engine.index(paths, progress=throttle, cancel=cancel, pause=self._pause)
+            throttle.flush()
+        else:
+            result = self._run_index_child(cancel, paths)
+        if result is not None:
+            self.progress.emit(result)
+        return result
+
+    def _run_index_child(self, cancel: threading.Event, paths: Sequence[Path] | None) -> Any:
+        """``Engine.index`` in a child process (see :mod:`app.indexer_process`); runs on the index lane."""
+        import multiprocessing as mp
+        import queue as queue_mod
+
+        from app import indexer_process
+
+        ctx = mp.get_context("spawn")
+        messages = ctx.Queue()
+        child_cancel, child_pause = ctx.Event(), ctx.Event()
+        self._child_pause = child_pause
+        if self._pause.is_set():
+            child_pause.set()
+        proc = ctx.Process(
+            target=indexer_process.main,
+            args=(
+                self._factory,
+                [str(p) for p in paths] if paths is not None else None,
+                messages,
+                child_cancel,
+                child_pause,
+            ),
+            name="sparcdesk-indexer",
+            daemon=True,
+        )
+        proc.start()
+        final: Any = None
+        error: tuple[str, str] | None = None
+        cancelled_at: float | None = None
+        try:
+            while True:
+                if cancel.is_set() and cancelled_at is None:
+                    child_cancel.set()
+                    child_pause.clear()
+                    cancelled_at = time.monotonic()
+                if (
+                    cancelled_at is not None
+                    and proc.is_alive()
+                    and time.monotonic() - cancelled_at > CHILD_STOP_S
+                ):
+                    log.warning("indexing process did not stop within %.0f s: terminating it", CHILD_STOP_S)
+                    proc.terminate()
+                try:
+                    item = messages.get(timeout=0.1)
+                except queue_mod.Empty:
+                    if proc.is_alive():
+                        continue
+                    try:  # the child may have exited right after its last message
+                        item = messages.get(timeout=0.5)
+                    except queue_mod.Empty:
+                        break
+                kind = item[0]
+                if kind == "progress":
+                    self.progress.emit(item[1])
+                elif kind == "done":
+                    final = item[1]
+                    break
+                elif kind == "error":
+                    error = (item[1], item[2])
+                    break
+        finally:
+            self._child_pause = None
+            proc.join(timeout=CHILD_STOP_S)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=2)
+            messages.close()
+        if error is not None:
+            log.error("indexing process failed:\n%s", error[1])
+            raise RuntimeError(error[0])
+        if final is None:
+            if cancel.is_set():
+                return None
+            raise RuntimeError(f"the indexing process ended unexpectedly (exit code {proc.exitcode})")
+        return final
+
+    def update_index(self, paths: Sequence[Path] | None = None) -> None:
+        """Bring the index up to date with the files of all sources (or of ``paths``)."""
+        self._index_job("Updating the index", lambda cancel: self._run_index(cancel, paths))
+
+    def add_source(self, path: Path, exclude: Sequence[str] = ()) -> None:
+        """Register a folder or mail store and index it."""
+        path = Path(path)
+
+        def work(cancel: threading.Event) -> Any:
+            self.engine.add_source(path, exclude=list(exclude))
+            self._refresh_requested.emit()
+            if self._watching:
+                # Engine.add_source does not tell a running watcher about the new source:
+                # restart it so the new folder is watched from now on.
+                self.engine.stop_watch()
+                self.engine.start_watch(on_change=self._on_change)
+            return self._run_index(cancel, [path])
+
+        self._index_job(f"Adding {path}", work)
+
+    def set_exclusions(self, path: Path, exclude: Sequence[str]) -> None:
+        """Change a source's exclusion patterns and bring its files up to date."""
+        self.add_source(path, exclude)
+
+    def remove_source(self, path: Path) -> None:
+        path = Path(path)
+
+        def work(cancel: threading.Event) -> None:
+            self.engine.remove_source(path)
+
+        self._index_job(f"Removing {path}", work)
+
+    def set_paused(self, paused: bool) -> None:
+        child = self._child_pause
+        for event in (self._pause, child):
+            if event is None:
+                continue
+            if paused:
+                event.set()
+            else:
+                event.clear()
+
+    def cancel_indexing(self) -> None:
+        """Stop the running indexing job and drop queued ones (what was committed stays)."""
+        self._index_epoch += 1
+        self._pause.clear()
+        child = self._child_pause
+        if child is not None:
+            child.clear()
+        self._cancel.set()
+
+    # ------------------------------------------------------------------ watching
+
+    def set_watch(self, on: bool) -> None:
+        if on == self._watching or self.engine is None or self._closed:
+            return
+
+        def job() -> bool:
+            if on:
+                self.engine.start_watch(on_change=self._on_change)
+            else:
+                self.engine.stop_watch()
+            return on
+
+        def done(state: bool) -> None:
+            self._watching = state
+            self.watching_changed.emit(state)
+
+        def failed(exc: BaseException, tb: str) -> None:
+            log.error("watch failed:\n%s", tb)
+            self.action_failed.emit("Watching for changes", _message(exc))
+            self.watching_changed.emit(self._watching)
+
+        self.query_lane.submit(job, done, failed)
+
+    def _on_change(self, *args: Any) -> None:
+        # Called on the engine's watch thread: hand over to the GUI thread by signal.
+        if self._closed:
+            return
+        self.watch_event.emit(args[0] if len(args) == 1 else args)

@@ -1,0 +1,69 @@
+"""Indexing in a child process, so the window's process never competes for its GIL.
+
+Indexing is mostly Python (extraction, segmentation, catalog writes) plus calls into
+tantivy and ONNX Runtime; run on a thread of the GUI process it takes the interpreter
+lock for long enough to make the window stutter (bench/gui_stall.py measured pauses of
+400 ms). The engine supports a writer in another process (its searcher reloads at each
+ask and sees the writer's commits; the catalog is SQLite in WAL mode), so the app starts
+one child per indexing job with :func:`main`, at a lower CPU priority, and reads progress
+from a queue. A crash in an extractor ends the child, not the window.
+
+Nothing here imports Qt: the child only loads the engine.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+#: Niceness of the indexing process (POSIX): background work yields to the desktop.
+NICE = 10
+PROGRESS_INTERVAL_S = 0.1
+
+
+def lower_priority() -> None:
+    try:
+        if hasattr(os, "nice"):
+            os.nice(NICE)
+        elif sys.platform == "win32":
+            import psutil
+
+            psutil.Process().nice(psutil.BELOW_NORMAL_PRIORITY_CLASS)
+    except Exception:  # priority is a nicety, never a reason to fail
+        pass
+
+
+def main(spec: Any, paths: list[str] | None, queue: Any, cancel: Any, pause: Any) -> None:
+    """Open the engine from ``spec`` (a picklable callable) and index ``paths`` (None: all sources).
+
+    Messages on ``queue``: ``("progress", Progress)`` (at most ten a second, plus every
+    phase change), then ``("done", Progress)`` or ``("error", message, traceback)``.
+    """
+    lower_priority()
+    last = 0.0
+    last_phase = None
+
+    def progress(p: Any) -> None:
+        nonlocal last, last_phase
+        now = time.monotonic()
+        if now - last >= PROGRESS_INTERVAL_S or p.phase != last_phase:
+            last, last_phase = now, p.phase
+            queue.put(("progress", p))
+
+    try:
+        engine = spec()
+        try:
+            targets = [Path(p) for p in paths] if paths is not None else None
+            final = engine.index(targets, progress=progress, cancel=cancel, pause=pause)
+            queue.put(("done", final))
+        finally:
+            engine.close()
+    except BaseException as exc:
+        text = str(exc).strip()
+        queue.put(
+            ("error", f"{type(exc).__name__}: {text}" if text else type(exc).__name__, traceback.format_exc())
+        )

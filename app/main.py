@@ -1,0 +1,108 @@
+"""Entry point of the desktop window (``sparcdesk gui`` and ``python -m app.main``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ORG = "sparcdesk"
+APP = "sparcdesk"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="sparcdesk gui", description="The sparcdesk desktop window.")
+    p.add_argument(
+        "--home", type=Path, help="engine home folder (default: $SPARCDESK_HOME or the user data folder)"
+    )
+    p.add_argument("--model", type=Path, help="model bundle folder (default: the shipped model)")
+    p.add_argument("--threads", type=int, help="encoder threads (default: physical cores, at most 4)")
+    p.add_argument("--settings", type=Path, help="settings file (default: the platform's usual place)")
+    p.add_argument("--ask", help="run this question once the index is open")
+    p.add_argument("-v", "--verbose", action="store_true")
+    return p.parse_args(list(argv) if argv is not None else None)
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """How to open the engine: called on a worker thread of the window, and (being
+    picklable) in the child process that indexes."""
+
+    home: Path | None = None
+    bundle_dir: Path | None = None
+    threads: int | None = None
+
+    def __call__(self):
+        from engine.api import Engine
+
+        return Engine(home=self.home, bundle_dir=self.bundle_dir, threads=self.threads)
+
+
+def make_engine_factory(
+    home: Path | None = None, bundle_dir: Path | None = None, threads: int | None = None
+) -> EngineSpec:
+    """A callable that opens the engine."""
+    return EngineSpec(home, bundle_dir, threads)
+
+
+def make_settings(path: Path | None = None):
+    from PySide6.QtCore import QSettings
+
+    if path is not None:
+        return QSettings(str(path), QSettings.Format.IniFormat)
+    return QSettings()  # organisation/application names set on the QApplication
+
+
+def create_window(args: argparse.Namespace, engine_factory=None, settings=None):
+    """The main window with its backend, started (the engine opens in the background)."""
+    from app.backend import Backend
+    from app.window import MainWindow
+
+    factory = engine_factory or make_engine_factory(args.home, args.model, args.threads)
+    backend = Backend(factory)
+    window = MainWindow(backend, settings if settings is not None else make_settings(args.settings))
+    backend.setParent(window)
+    if args.ask:
+        backend.ready.connect(lambda: window.ask(args.ask))
+    backend.start()
+    return window
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import multiprocessing
+
+    multiprocessing.freeze_support()  # indexing runs in a child process (frozen builds need this)
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from PySide6.QtWidgets import QApplication
+
+    from app.icons import app_icon
+    from app.qtcompat import install_none_guard
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setOrganizationName(ORG)
+    app.setOrganizationDomain("sparcdesk.org")
+    app.setApplicationName(APP)
+    app.setApplicationDisplayName("sparcdesk")
+    app.setDesktopFileName("sparcdesk")
+    app.setWindowIcon(app_icon())
+    install_none_guard()
+    # Ctrl+C in the terminal quits (Python only sees signals between Qt events otherwise).
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    window = create_window(args)
+    window.show()
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,315 @@
+"""The preview pane: the document's text, scrolled to the answer sentence and highlighted.
+
+The header names the document (and, for e-mail, its sender, recipients, subject and date);
+buttons open it or show it in its folder; Previous/Next hit step through the document's
+matching sentences (the best one and the others the engine returned for it), in reading
+order.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPalette, QTextCharFormat, QTextCursor, QTextOption
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QStyle,
+    QTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.format import collapse, display_title, format_date, kind_label, locate, qt_offset, short_people
+from app.icons import kind_icon
+
+BEST_COLOR = QColor("#ffd54f")  # the hit being looked at
+OTHER_COLOR = QColor("#fff3c4")  # the document's other hits
+MAX_PREVIEW_CHARS = 1_000_000  # longer documents are previewed around the answer
+REFLOW_KINDS = ("pdf", "email")  # hard-wrapped text: joined into paragraphs for reading
+
+_HARD_BREAK = re.compile(r"(?<=[^\n]{40})\n(?=[^\s>\-*•\d])")
+
+
+def reflow(text: str) -> str:
+    """Join hard-wrapped lines (a line break after a long line, before ordinary text) with a
+    space. One character for one, so offsets into the text stay valid; blank lines, short
+    lines (signatures, addresses), quotes and list items keep their breaks."""
+    return _HARD_BREAK.sub(" ", text)
+
+
+@dataclass
+class HitSpan:
+    start: int  # Qt positions (UTF-16) in the shown text
+    end: int
+    best: bool
+    score: float
+
+
+class PreviewPane(QWidget):
+    open_requested = Signal(str)  # path
+    reveal_requested = Signal(str)  # path
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("preview")
+        self.answer = None
+        self.doc_key: str | None = None
+        self.hits: list[HitSpan] = []
+        self.current = -1
+        self.partial: tuple[int, int, int] | None = None  # (shown from, to, of total) for long texts
+
+        self.icon = QLabel()
+        self.icon.setFixedSize(32, 32)
+        self.title = QLabel()
+        self.title.setObjectName("previewTitle")
+        font = self.title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        font.setBold(True)
+        self.title.setFont(font)
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.meta = QLabel()
+        self.meta.setObjectName("previewMeta")
+        self.meta.setWordWrap(True)
+        self.meta.setTextFormat(Qt.TextFormat.RichText)
+        self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.meta.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+
+        style = self.style()
+        self.prev_btn = self._button(
+            "Previous hit", style.standardIcon(QStyle.StandardPixmap.SP_ArrowUp), "Shift+F3"
+        )
+        self.next_btn = self._button("Next hit", style.standardIcon(QStyle.StandardPixmap.SP_ArrowDown), "F3")
+        self.hit_label = QLabel()
+        self.hit_label.setObjectName("hitLabel")
+        self.open_btn = self._button(
+            "Open", style.standardIcon(QStyle.StandardPixmap.SP_DialogOpenButton), "Ctrl+O"
+        )
+        self.open_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.reveal_btn = self._button(
+            "Show in folder", style.standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon), "Ctrl+Shift+O"
+        )
+        self.reveal_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.prev_btn.clicked.connect(self.previous_hit)
+        self.next_btn.clicked.connect(self.next_hit)
+        self.open_btn.clicked.connect(lambda: self.answer and self.open_requested.emit(self.answer.path))
+        self.reveal_btn.clicked.connect(lambda: self.answer and self.reveal_requested.emit(self.answer.path))
+
+        self.text = QPlainTextEdit()
+        self.text.setObjectName("previewText")
+        self.text.setReadOnly(True)
+        self.text.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.text.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.text.setAccessibleName("Document preview")
+        body = QFont(self.text.font())
+        body.setPointSizeF(body.pointSizeF() * 1.05)
+        self.text.setFont(body)
+        self.text.document().setDocumentMargin(10)
+
+        head = QHBoxLayout()
+        head.addWidget(self.icon, 0, Qt.AlignmentFlag.AlignTop)
+        titles = QVBoxLayout()
+        titles.setSpacing(2)
+        titles.addWidget(self.title)
+        titles.addWidget(self.meta)
+        head.addLayout(titles, 1)
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.prev_btn)
+        bar.addWidget(self.next_btn)
+        bar.addWidget(self.hit_label)
+        bar.addStretch(1)
+        bar.addWidget(self.open_btn)
+        bar.addWidget(self.reveal_btn)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 0)
+        layout.addLayout(head)
+        layout.addLayout(bar)
+        layout.addWidget(self.text, 1)
+        self.clear()
+
+    def _button(self, text: str, icon, shortcut_hint: str) -> QToolButton:
+        b = QToolButton()
+        b.setText(text)
+        b.setIcon(icon)
+        b.setToolTip(f"{text} ({shortcut_hint})")
+        b.setAutoRaise(True)
+        return b
+
+    # ------------------------------------------------------------------ content
+
+    def clear(self, message: str = "") -> None:
+        self.answer = None
+        self.doc_key = None
+        self.hits = []
+        self.current = -1
+        self.partial = None
+        self.icon.clear()
+        self.title.setText("")
+        self.meta.setText("")
+        self.text.setExtraSelections([])
+        self.text.setPlainText("")
+        self.text.setPlaceholderText(message or "Select a result to preview it here.")
+        self._update_buttons()
+
+    def show_answer(self, answer) -> None:
+        """Show the header at once; the text follows with :meth:`set_text`."""
+        self.answer = answer
+        self.doc_key = answer.doc_key
+        self.hits = []
+        self.current = -1
+        self.partial = None
+        self.icon.setPixmap(kind_icon(answer.kind).pixmap(32, 32))
+        self.title.setText(display_title(answer))
+        self.meta.setText(self._meta_html(answer))
+        f = answer.fields or {}
+        self.meta.setToolTip(
+            "\n".join(f"{k.title()}: {f[k]}" for k in ("from", "to", "cc") if f.get(k))
+            if answer.kind == "email"
+            else answer.path
+        )
+        self.text.setExtraSelections([])
+        self.text.setPlainText("")
+        self.text.setPlaceholderText("Loading…")
+        self._update_buttons()
+
+    def _meta_html(self, a) -> str:
+        f = a.fields or {}
+        muted = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
+        rows: list[tuple[str, str]] = []
+        if a.kind == "email":
+            for label, key in (("From", "from"), ("To", "to"), ("Cc", "cc")):
+                if f.get(key):
+                    rows.append((label, short_people(f[key], 6)))
+            rows.append(("Date", format_date(f.get("date") or a.date, with_time=True)))
+            if f.get("mailbox"):
+                rows.append(("Mailbox", f["mailbox"]))
+        else:
+            rows.append(("Type", kind_label(a.kind)))
+            if a.date:
+                rows.append(("Modified", format_date(a.date, with_time=True)))
+        rows.append(("File" if a.kind != "email" else "Stored in", a.path))
+        cells = "".join(
+            f'<tr><td style="color:{muted}; padding-right:8px">{html.escape(k)}</td><td>{html.escape(v)}</td></tr>'
+            for k, v in rows
+            if v
+        )
+        return f"<table cellspacing=0 cellpadding=0>{cells}</table>"
+
+    def set_text(self, doc_key: str, text: str) -> None:
+        """The document's text arrived: show it, mark the hits and go to the best one.
+
+        A very long document is shown as a window of ``MAX_PREVIEW_CHARS`` around the best
+        hit, so that laying it out never freezes the window.
+        """
+        if self.answer is None or doc_key != self.doc_key:
+            return
+        spans = self._hits(text, self.answer)
+        lo, hi = 0, len(text)
+        if len(text) > MAX_PREVIEW_CHARS:
+            centre = next((sp[0] for sp in spans if sp[2]), self.answer.doc_start)
+            lo = max(0, min(centre - MAX_PREVIEW_CHARS // 2, len(text) - MAX_PREVIEW_CHARS))
+            hi = lo + MAX_PREVIEW_CHARS
+            lo = text.rfind("\n", 0, lo) + 1 if lo else 0
+        shown = reflow(text[lo:hi]) if self.answer.kind in REFLOW_KINDS else text[lo:hi]
+        self.partial = (lo, hi, len(text)) if (lo, hi) != (0, len(text)) else None
+        self.text.setPlaceholderText("")
+        self.text.setPlainText(shown)
+        self.hits = [
+            HitSpan(qt_offset(shown, a - lo), qt_offset(shown, b - lo), best, score)
+            for a, b, best, score in spans
+            if lo <= a and b <= hi
+        ]
+        self.current = next((i for i, h in enumerate(self.hits) if h.best), 0 if self.hits else -1)
+        self._show_current()
+
+    def set_error(self, doc_key: str, message: str) -> None:
+        if doc_key != self.doc_key:
+            return
+        self.text.setPlainText("")
+        self.text.setPlaceholderText(f"The text of this document could not be shown.\n\n{message}")
+
+    @staticmethod
+    def _hits(text: str, answer) -> list[tuple[int, int, bool, float]]:
+        """(start, end, is_best, score) of the answer's sentences in ``text``, in reading order."""
+        spans: list[tuple[int, int, bool, float]] = []
+        best = locate(text, answer.best.sentence, answer.doc_start, answer.best.passage, answer.best.start)
+        if best is not None:
+            spans.append((best[0], best[1], True, answer.best.score))
+        for hit in answer.others:
+            where = locate(text, hit.sentence, None, hit.passage, hit.start)
+            if where is None or any(sp[0] == where[0] for sp in spans):
+                continue
+            spans.append((where[0], where[1], False, hit.score))
+        spans.sort()
+        return spans
+
+    # ------------------------------------------------------------------ navigation
+
+    def next_hit(self) -> None:
+        if self.hits:
+            self.current = (self.current + 1) % len(self.hits)
+            self._show_current()
+
+    def previous_hit(self) -> None:
+        if self.hits:
+            self.current = (self.current - 1) % len(self.hits)
+            self._show_current()
+
+    def highlighted_text(self) -> str:
+        """The text of the hit being looked at ('' when none), whitespace collapsed."""
+        if not (0 <= self.current < len(self.hits)):
+            return ""
+        h = self.hits[self.current]
+        cur = QTextCursor(self.text.document())
+        cur.setPosition(h.start)
+        cur.setPosition(h.end, QTextCursor.MoveMode.KeepAnchor)
+        return collapse(cur.selectedText().replace("\u2029", "\n"))
+
+    def _show_current(self) -> None:
+        doc = self.text.document()
+        selections = []
+        for i, h in enumerate(self.hits):
+            sel = QTextEdit.ExtraSelection()
+            fmt = QTextCharFormat()
+            fmt.setBackground(BEST_COLOR if i == self.current else OTHER_COLOR)
+            fmt.setForeground(QColor("#000000"))
+            if i == self.current:
+                fmt.setFontWeight(QFont.Weight.Bold)
+            sel.format = fmt
+            cur = QTextCursor(doc)
+            cur.setPosition(min(h.start, doc.characterCount() - 1))
+            cur.setPosition(min(h.end, doc.characterCount() - 1), QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cur
+            selections.append(sel)
+        self.text.setExtraSelections(selections)
+        if 0 <= self.current < len(self.hits):
+            h = self.hits[self.current]
+            cur = QTextCursor(doc)
+            cur.setPosition(min(h.start, doc.characterCount() - 1))
+            self.text.setTextCursor(cur)
+            self.text.centerCursor()
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        has = self.answer is not None
+        self.open_btn.setEnabled(has)
+        self.reveal_btn.setEnabled(has)
+        many = len(self.hits) > 1
+        self.prev_btn.setEnabled(many)
+        self.next_btn.setEnabled(many)
+        label = f"Hit {self.current + 1} of {len(self.hits)}" if self.hits and self.current >= 0 else ""
+        if self.partial is not None:
+            lo, hi, total = self.partial
+            label += f"{' · ' if label else ''}showing characters {lo:,}–{hi:,} of {total:,}"
+        self.hit_label.setText(label)

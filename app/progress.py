@@ -1,0 +1,105 @@
+"""The indexing indicator in the status bar: files and sentences done, rate, ETA, pause, stop."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QStyle, QToolButton, QWidget
+
+from app.format import format_count, format_duration
+
+
+def progress_percent(p) -> int:
+    """0-100 from files done / total; 100 when the run reports completion."""
+    total = getattr(p, "files_total", 0) or 0
+    done = getattr(p, "files_done", 0) or 0
+    if total <= 0:
+        return 100 if getattr(p, "phase", "") in ("done", "finished", "complete") else 0
+    return max(0, min(100, round(100 * done / total)))
+
+
+def progress_text(p) -> str:
+    phase = (getattr(p, "phase", "") or "indexing").replace("_", " ")
+    bits = [phase[:1].upper() + phase[1:]]
+    if p.files_total:
+        bits.append(f"{format_count(p.files_done)} of {format_count(p.files_total)} files")
+    elif p.files_done:
+        bits.append(f"{format_count(p.files_done)} files")
+    bits.append(f"{format_count(p.sentences_done)} sentences")
+    if p.rate:
+        bits.append(f"{p.rate:,.0f} sentences/s")
+    if p.eta_s is not None and p.files_done < p.files_total:
+        bits.append(f"about {format_duration(p.eta_s)} left")
+    return " · ".join(bits)
+
+
+class IndexingIndicator(QWidget):
+    pause_toggled = Signal(bool)
+    stop_clicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("indexing")
+        self.label = QLabel()
+        self.label.setObjectName("indexingLabel")
+        self.bar = QProgressBar()
+        self.bar.setObjectName("indexingBar")
+        self.bar.setRange(0, 100)
+        self.bar.setFixedWidth(160)
+        self.bar.setTextVisible(True)
+        self.pause_btn = QToolButton()
+        self.pause_btn.setObjectName("pauseButton")
+        self.pause_btn.setCheckable(True)
+        self.pause_btn.setAutoRaise(True)
+        self.stop_btn = QToolButton()
+        self.stop_btn.setObjectName("stopButton")
+        self.stop_btn.setAutoRaise(True)
+        self.stop_btn.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaStop))
+        self.stop_btn.setToolTip("Stop indexing (what is done so far stays searchable)")
+        self.pause_btn.toggled.connect(self._pause_toggled)
+        self.stop_btn.clicked.connect(self.stop_clicked)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.label)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.pause_btn)
+        layout.addWidget(self.stop_btn)
+        self.last = None
+        self._pause_toggled(False)
+
+    def _pause_toggled(self, paused: bool) -> None:
+        icon = QStyle.StandardPixmap.SP_MediaPlay if paused else QStyle.StandardPixmap.SP_MediaPause
+        self.pause_btn.setIcon(self.style().standardIcon(icon))
+        self.pause_btn.setToolTip("Resume indexing" if paused else "Pause indexing")
+        self.pause_btn.setText("Resume" if paused else "Pause")
+        if self.last is not None:
+            self.set_progress(self.last)
+        self.pause_toggled.emit(paused)
+
+    def set_paused(self, paused: bool) -> None:
+        self.pause_btn.setChecked(paused)
+
+    def set_progress(self, p) -> None:
+        self.last = p
+        text = progress_text(p)
+        if self.pause_btn.isChecked() and getattr(p, "phase", "") != "paused":
+            text = "Pausing… · " + text
+        self.label.setText(text)
+        self.update_range()
+        self.bar.setValue(progress_percent(p))
+        self.bar.setFormat("%p%")
+
+    def start(self) -> None:
+        self.last = None
+        self.label.setText("Starting…")
+        self.bar.setValue(0)
+        self.bar.setRange(0, 0)  # busy until the first progress report
+        self.show()
+
+    def update_range(self) -> None:
+        if self.bar.maximum() == 0:
+            self.bar.setRange(0, 100)
+
+    def finish(self) -> None:
+        self.set_paused(False)
+        self.bar.setRange(0, 100)
+        self.hide()

@@ -1,0 +1,249 @@
+"""The Sources dialog: folders and mail stores being indexed, their counts, their failures.
+
+Add a folder or a mail store (mbox file or Maildir folder), remove one, edit its exclusion
+patterns, update the index; below, the files that could not be read and why (for the
+selected source, or all of them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.format import format_count, format_when
+from app.icons import kind_icon
+
+MAIL_FILTER = "Mailboxes (*.mbox *.mbx *.mbs mbox Inbox INBOX *.eml);;All files (*)"
+
+SOURCE_COLUMNS = ("Source", "Files", "Sentences", "Errors", "Last updated", "Excluded")
+ERROR_COLUMNS = ("File", "Reason", "When")
+
+
+def choose_folder(parent: QWidget, start: str) -> str:
+    return QFileDialog.getExistingDirectory(parent, "Add a folder to search", start)
+
+
+def choose_mail_store(parent: QWidget, start: str) -> str:
+    """An mbox file; a Maildir is a folder (use Add folder, or pick its folder here)."""
+    path, _ = QFileDialog.getOpenFileName(parent, "Add a mail store (mbox file)", start, MAIL_FILTER)
+    return path
+
+
+class SourcesDialog(QDialog):
+    add_requested = Signal(str, list)  # path, exclude
+    remove_requested = Signal(str)
+    exclusions_requested = Signal(str, list)
+    update_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None, start_dir: str | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sourcesDialog")
+        self.setWindowTitle("Sources — sparcdesk")
+        self.resize(900, 560)
+        self.start_dir = start_dir or str(Path.home())
+        self._sources: list = []
+        self._errors: list = []
+
+        self.table = QTableWidget(0, len(SOURCE_COLUMNS))
+        self.table.setObjectName("sourcesTable")
+        self.table.setHorizontalHeaderLabels(SOURCE_COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for c in range(1, len(SOURCE_COLUMNS)):
+            header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.table.doubleClicked.connect(lambda _i: self._edit_exclusions())
+
+        self.add_folder_btn = QPushButton("Add &folder…")
+        self.add_mail_btn = QPushButton("Add &mail store…")
+        self.add_mail_btn.setToolTip("An mbox file. A Maildir is a folder: add it with Add folder.")
+        self.exclude_btn = QPushButton("&Exclusions…")
+        self.exclude_btn.setToolTip("Patterns of files and folders to leave out (glob, one per line)")
+        self.remove_btn = QPushButton("&Remove")
+        self.update_btn = QPushButton("&Update index")
+        self.add_folder_btn.clicked.connect(self._add_folder)
+        self.add_mail_btn.clicked.connect(self._add_mail)
+        self.exclude_btn.clicked.connect(self._edit_exclusions)
+        self.remove_btn.clicked.connect(self._remove)
+        self.update_btn.clicked.connect(self.update_requested)
+        buttons = QVBoxLayout()
+        for b in (self.add_folder_btn, self.add_mail_btn, self.exclude_btn, self.remove_btn, self.update_btn):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+
+        top = QWidget()
+        top_layout = QHBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(self.table, 1)
+        top_layout.addLayout(buttons)
+
+        self.errors_label = QLabel("Files that could not be read")
+        self.errors_table = QTableWidget(0, len(ERROR_COLUMNS))
+        self.errors_table.setObjectName("errorsTable")
+        self.errors_table.setHorizontalHeaderLabels(ERROR_COLUMNS)
+        self.errors_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.errors_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.errors_table.verticalHeader().hide()
+        eh = self.errors_table.horizontalHeader()
+        eh.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        eh.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        eh.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.errors_table.setColumnWidth(0, 380)
+        bottom = QWidget()
+        bl = QVBoxLayout(bottom)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.addWidget(self.errors_label)
+        bl.addWidget(self.errors_table)
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(bottom)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close.rejected.connect(self.close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(split, 1)
+        layout.addWidget(close)
+        self._selection_changed()
+
+    # ------------------------------------------------------------------ data
+
+    def selected_source(self):
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        return self._sources[rows[0].row()] if rows[0].row() < len(self._sources) else None
+
+    def set_sources(self, sources: list) -> None:
+        selected = self.selected_source()
+        self._sources = list(sources)
+        self.table.setRowCount(len(self._sources))
+        for r, s in enumerate(self._sources):
+            name = QTableWidgetItem(
+                kind_icon("email" if s.kind in ("mailstore", "mbox", "maildir", "email") else "text"), s.path
+            )
+            name.setToolTip(f"{s.path}\n{'Mail store' if s.kind == 'mailstore' else 'Folder'}")
+            cells = [
+                name,
+                QTableWidgetItem(format_count(s.files)),
+                QTableWidgetItem(format_count(s.sentences)),
+                QTableWidgetItem(format_count(s.errors)),
+                QTableWidgetItem(format_when(s.last_indexed)),
+                QTableWidgetItem(", ".join(s.exclude) if s.exclude else ""),
+            ]
+            for c in (1, 2, 3):
+                cells[c].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if s.last_indexed:
+                cells[4].setToolTip(s.last_indexed)
+            for c, item in enumerate(cells):
+                self.table.setItem(r, c, item)
+            if selected is not None and s.path == selected.path:
+                self.table.selectRow(r)
+        if selected is None and len(self._sources) == 1:
+            self.table.selectRow(0)
+        self._selection_changed()
+
+    def set_errors(self, errors: list) -> None:
+        self._errors = list(errors)
+        self._fill_errors()
+
+    def _fill_errors(self) -> None:
+        src = self.selected_source()
+        errors = self._errors
+        if src is not None:
+            root = src.path.rstrip("/\\")
+            errors = [
+                e
+                for e in errors
+                if e.path == root
+                or e.path.startswith(root + "/")
+                or e.path.startswith(root + "\\")
+                or e.path.startswith(root + "#")
+            ]
+        self.errors_table.setRowCount(len(errors))
+        for r, e in enumerate(errors):
+            items = [
+                QTableWidgetItem(e.path),
+                QTableWidgetItem(e.reason),
+                QTableWidgetItem(format_when(e.when)),
+            ]
+            items[0].setToolTip(e.path)
+            items[1].setToolTip(e.reason)
+            for c, item in enumerate(items):
+                self.errors_table.setItem(r, c, item)
+        where = f" in {src.path}" if src is not None else ""
+        self.errors_label.setText(
+            f"Files that could not be read{where}: {len(errors)}" if errors else f"No files failed{where}."
+        )
+
+    def _selection_changed(self) -> None:
+        has = self.selected_source() is not None
+        self.remove_btn.setEnabled(has)
+        self.exclude_btn.setEnabled(has)
+        self._fill_errors()
+
+    # ------------------------------------------------------------------ actions
+
+    def _add_folder(self) -> None:
+        path = choose_folder(self, self.start_dir)
+        if path:
+            self.start_dir = path
+            self.add_requested.emit(path, [])
+
+    def _add_mail(self) -> None:
+        path = choose_mail_store(self, self.start_dir)
+        if path:
+            self.start_dir = str(Path(path).parent)
+            self.add_requested.emit(path, [])
+
+    def _remove(self) -> None:
+        src = self.selected_source()
+        if src is None:
+            return
+        answer = QMessageBox.question(
+            self,
+            "Remove source",
+            f"Stop searching {src.path}?\n\nIts {format_count(src.files)} files leave the index; the files themselves are not touched.",
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.remove_requested.emit(src.path)
+
+    def _edit_exclusions(self) -> None:
+        src = self.selected_source()
+        if src is None:
+            return
+        text, ok = QInputDialog.getMultiLineText(
+            self,
+            "Exclusions",
+            f"Leave out files and folders of {src.path} matching these patterns\n"
+            "(one per line, e.g. *.log, drafts, private/*):",
+            "\n".join(src.exclude),
+        )
+        if ok:
+            patterns = [line.strip() for line in text.splitlines() if line.strip()]
+            if patterns != list(src.exclude):
+                self.exclusions_requested.emit(src.path, patterns)

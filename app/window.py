@@ -1,0 +1,821 @@
+"""The main window: search field, filters, result list, preview, indexing status.
+
+Keyboard first: Ctrl+L / Ctrl+F focus the search field, Enter runs the question, Down
+moves into the results, Up/Down walk them (the preview follows), Enter or Ctrl+O opens the
+document, Ctrl+Shift+O shows it in its folder, F3 / Shift+F3 step through the hits in the
+preview, Esc goes back to the search field. All engine work goes through
+:class:`app.backend.Backend`, which runs it on worker threads.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QProcess, QSettings, QStringListModel, Qt, QTimer, QUrl, Slot
+from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QCompleter,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QSplitter,
+    QStackedWidget,
+    QStyle,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.backend import Backend, SearchResult
+from app.filters import FilterPanel
+from app.format import collapse, format_count, format_duration
+from app.icons import app_icon
+from app.preview import PreviewPane
+from app.progress import IndexingIndicator
+from app.qtcompat import install_none_guard
+from app.results import ResultsModel, ResultsView
+from app.sources import SourcesDialog, choose_folder, choose_mail_store
+from app.welcome import MessagePage, WelcomePage, sample_questions, samples_dir
+
+ADAPT_TOOLTIP = "coming in a later version"
+HISTORY_SIZE = 50
+
+
+def default_filters_type():
+    from engine.api import SearchFilters
+
+    return SearchFilters
+
+
+class SearchField(QLineEdit):
+    """The question box: Enter runs, Down/Up go to the results, Esc clears."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__()
+        self._window = window
+        self.setObjectName("search")
+        self.setPlaceholderText("Ask a question or type keywords   (Ctrl+L)")
+        self.setClearButtonEnabled(True)
+        self.setAccessibleName("Search")
+        font = self.font()
+        font.setPointSizeF(font.pointSizeF() * 1.2)
+        self.setFont(font)
+        self.setMinimumHeight(32)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        popup = self.completer() is not None and self.completer().popup().isVisible()
+        if not popup and key in (Qt.Key.Key_Down, Qt.Key.Key_PageDown):
+            self._window.focus_results(step=1)
+            return
+        if not popup and key == Qt.Key.Key_Escape and self.text():
+            self.clear()
+            return
+        super().keyPressEvent(event)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, backend: Backend, settings: QSettings, filters_type: Any = None) -> None:
+        super().__init__()
+        install_none_guard()
+        self.backend = backend
+        self.settings = settings
+        self._filters_type = filters_type
+        self.sources: list = []
+        self.errors: list = []
+        self.last_result: SearchResult | None = None
+        self._last_query: str | None = None
+        self._searching = False
+        self._sources_known = False
+        self._index_started_at = 0.0
+        self._sources_dialog: SourcesDialog | None = None
+        self.setWindowTitle("sparcdesk")
+        self.setWindowIcon(app_icon())
+        self.setAcceptDrops(True)  # drop a folder or mail store on the window to add it
+        self.resize(1280, 800)
+
+        self._build_widgets()
+        self._build_actions()
+        self._connect_backend()
+        self._restore_settings()
+        self.show_message("Opening the index…", "Loading the model and the catalog.")
+
+    # ================================================================== construction
+
+    def _build_widgets(self) -> None:
+        self.search = SearchField(self)
+        self.search.returnPressed.connect(self.run_search)
+        self.history = QStringListModel(self.settings.value("search/history", [], list) or [])
+        completer = QCompleter(self.history, self.search)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.search.setCompleter(completer)
+
+        style = self.style()
+        self.ask_btn = QToolButton()
+        self.ask_btn.setText("Ask")
+        self.ask_btn.setObjectName("askButton")
+        self.ask_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.ask_btn.setToolTip("Search (Enter)")
+        self.ask_btn.clicked.connect(self.run_search)
+        self.filters_btn = QToolButton()
+        self.filters_btn.setText("Filters")
+        self.filters_btn.setCheckable(True)
+        self.filters_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.filters_btn.setIcon(style.standardIcon(QStyle.StandardPixmap.SP_FileDialogDetailedView))
+        self.options_btn = QToolButton()
+        self.options_btn.setText("Options")
+        self.options_btn.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.options_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.options_btn.setIcon(style.standardIcon(QStyle.StandardPixmap.SP_FileDialogContentsView))
+
+        top = QWidget()
+        top.setObjectName("searchBar")
+        row = QHBoxLayout(top)
+        row.setContentsMargins(8, 6, 8, 6)
+        row.addWidget(self.search, 1)
+        row.addWidget(self.ask_btn)
+        row.addWidget(self.filters_btn)
+        row.addWidget(self.options_btn)
+        self.search_bar = top
+
+        self.filters = FilterPanel()
+        self.filters.changed.connect(self._filters_changed)
+        self._filter_timer = QTimer(self, singleShot=True, interval=250)
+        self._filter_timer.timeout.connect(self._rerun_for_filters)
+
+        self.model = ResultsModel(self)
+        self.results = ResultsView()
+        self.results.setModel(self.model)
+        self.results.selectionModel().currentChanged.connect(self._current_changed)
+        self.results.open_requested.connect(self.open_current)
+        self.results.leave_up.connect(self.focus_search)
+        self.results.type_ahead.connect(self._type_ahead)
+
+        self.welcome = WelcomePage()
+        self.welcome.samples_requested.connect(self.index_samples)
+        self.welcome.add_folder_requested.connect(self.add_folder)
+        self.welcome.add_mail_requested.connect(self.add_mail_store)
+        self.message = MessagePage()
+        self.message.question_clicked.connect(self.ask)
+
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.welcome)
+        self.stack.addWidget(self.message)
+        self.stack.addWidget(self.results)
+        self.stack.currentChanged.connect(lambda _i: self._sync_preview())
+
+        self.preview = PreviewPane()
+        self.preview.open_requested.connect(self.open_path)
+        self.preview.reveal_requested.connect(self.reveal_path)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(self.filters)
+        self.splitter.addWidget(self.stack)
+        self.splitter.addWidget(self.preview)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setStretchFactor(2, 1)
+        self.splitter.setCollapsible(1, False)
+        self.splitter.setSizes([230, 520, 530])
+
+        central = QWidget()
+        col = QVBoxLayout(central)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(0)
+        col.addWidget(top)
+        col.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+
+        self.indicator = IndexingIndicator()
+        self.indicator.pause_toggled.connect(self._pause_toggled)
+        self.indicator.stop_clicked.connect(self.stop_indexing)
+        self.indicator.hide()
+        self.summary = QLabel()
+        self.summary.setObjectName("summary")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.linkActivated.connect(lambda _href: self.show_sources())
+        self.watch_label = QLabel()
+        self.watch_label.setObjectName("watchLabel")
+        sb = self.statusBar()
+        sb.addPermanentWidget(self.indicator)
+        sb.addPermanentWidget(self.summary)
+        sb.addPermanentWidget(self.watch_label)
+
+    def _action(
+        self, text: str, slot=None, shortcut=None, tip: str | None = None, checkable: bool = False
+    ) -> QAction:
+        act = QAction(text, self)
+        if shortcut is not None:
+            if isinstance(shortcut, (list, tuple)):
+                act.setShortcuts([QKeySequence(s) for s in shortcut])
+            else:
+                act.setShortcut(QKeySequence(shortcut))
+        if tip:
+            act.setToolTip(tip)
+            act.setStatusTip(tip)
+        act.setCheckable(checkable)
+        if slot is not None:
+            (act.toggled if checkable else act.triggered).connect(slot)
+        self.addAction(act)
+        return act
+
+    def _build_actions(self) -> None:
+        A = self._action
+        self.act_add_folder = A(
+            "Add &folder…", self.add_folder, "Ctrl+Shift+N", "Index a folder and search it"
+        )
+        self.act_add_mail = A("Add &mail store…", self.add_mail_store, None, "Index an mbox file")
+        self.act_sources = A(
+            "&Sources…", self.show_sources, "Ctrl+Shift+S", "Folders and mail stores, counts, failed files"
+        )
+        self.act_samples = A(
+            "Add the s&ample documents", self.index_samples, None, "Index the built-in sample corpus"
+        )
+        self.act_quit = A("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.act_focus = A("&Find", self.focus_search, ["Ctrl+L", "Ctrl+F"], "Go to the search field")
+        self.act_open = A("&Open document", self.open_current, "Ctrl+O", "Open with its usual application")
+        self.act_reveal = A(
+            "Show in &folder", self.reveal_current, "Ctrl+Shift+O", "Show the file in its folder"
+        )
+        self.act_next_hit = A("&Next hit", self.preview.next_hit, QKeySequence.StandardKey.FindNext)
+        self.act_prev_hit = A(
+            "&Previous hit", self.preview.previous_hit, QKeySequence.StandardKey.FindPrevious
+        )
+        self.act_copy = A("&Copy answer sentence", self.copy_sentence, "Ctrl+Shift+C")
+        self.act_back = A("Back to search", self.focus_search, "Esc")
+        self.act_back.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.results.addAction(self.act_back)
+        self.preview.addAction(self.act_back)
+        self.removeAction(self.act_back)
+        self.act_hybrid = A(
+            "&Hybrid ranking (neural + keywords)",
+            self._options_changed,
+            "Ctrl+H",
+            "Combine the neural scores with keyword (BM25) matching",
+            checkable=True,
+        )
+        self.act_idf = A(
+            "&Weight rare words (IDF)",
+            self._options_changed,
+            None,
+            "Weigh rare question words more",
+            checkable=True,
+        )
+        self.act_filters = A(
+            "&Filters", self._toggle_filters, "Ctrl+Shift+F", "Show the filter panel", checkable=True
+        )
+        self.act_preview = A(
+            "&Preview", lambda _on: self._sync_preview(), "F9", "Show the preview pane", checkable=True
+        )
+        self.act_update = A(
+            "&Update index now", self.update_index, "F5", "Re-read changed files of all sources"
+        )
+        self.act_pause = A("&Pause indexing", self.indicator.set_paused, None, checkable=True)
+        self.act_stop = A("&Stop indexing", self.stop_indexing)
+        self.act_watch = A(
+            "&Watch for changes", self._watch_toggled, None, "Re-index files as they change", checkable=True
+        )
+        self.act_adapt = A("&Adapt to my documents…")
+        self.act_adapt.setEnabled(False)
+        self.act_adapt.setToolTip(ADAPT_TOOLTIP)
+        self.act_adapt.setStatusTip(f"Adapt the model to your documents — {ADAPT_TOOLTIP}")
+        self.act_shortcuts = A(
+            "&Keyboard shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents
+        )
+        self.act_about = A("&About sparcdesk", self.show_about)
+        self.act_pause.setEnabled(False)
+        self.act_stop.setEnabled(False)
+        self.indicator.pause_toggled.connect(self.act_pause.setChecked)
+
+        mb = self.menuBar()
+        m = mb.addMenu("&File")
+        m.addActions([self.act_add_folder, self.act_add_mail, self.act_sources, self.act_samples])
+        m.addSeparator()
+        m.addAction(self.act_quit)
+        m = mb.addMenu("&Search")
+        m.addActions([self.act_focus, self.act_open, self.act_reveal, self.act_copy])
+        m.addSeparator()
+        m.addActions([self.act_next_hit, self.act_prev_hit])
+        m.addSeparator()
+        m.addActions([self.act_hybrid, self.act_idf])
+        m = mb.addMenu("&View")
+        m.addActions([self.act_filters, self.act_preview])
+        m = mb.addMenu("&Index")
+        m.setToolTipsVisible(True)
+        m.addActions([self.act_update, self.act_pause, self.act_stop])
+        m.addSeparator()
+        m.addAction(self.act_watch)
+        m.addSeparator()
+        m.addAction(self.act_adapt)
+        self.index_menu = m
+        m = mb.addMenu("&Help")
+        m.addActions([self.act_shortcuts, self.act_about])
+
+        options = QMenu(self)
+        options.setToolTipsVisible(True)
+        options.addActions([self.act_hybrid, self.act_idf])
+        options.addSeparator()
+        options.addActions([self.act_watch, self.act_sources])
+        options.addSeparator()
+        options.addAction(self.act_adapt)
+        self.options_btn.setMenu(options)
+        self.filters_btn.setDefaultAction(self.act_filters)
+        self.filters_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.filters_btn.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_FileDialogDetailedView))
+
+    def _connect_backend(self) -> None:
+        b = self.backend
+        b.ready.connect(self._engine_ready)
+        b.engine_failed.connect(self._engine_failed)
+        b.answers_ready.connect(self._show_answers)
+        b.search_failed.connect(self._search_failed)
+        b.document_ready.connect(lambda _r, key, text: self.preview.set_text(key, text))
+        b.document_failed.connect(lambda _r, key, msg: self.preview.set_error(key, msg))
+        b.sources_changed.connect(self._sources_changed)
+        b.errors_changed.connect(self._errors_changed)
+        b.indexing_changed.connect(self._indexing_changed)
+        b.progress.connect(self.indicator.set_progress)
+        b.progress.connect(self._progress_refresh)
+        b.index_finished.connect(self._index_finished)
+        b.action_failed.connect(self._action_failed)
+        b.watch_event.connect(self._watch_event)
+        b.watching_changed.connect(self._watching_changed)
+
+    # ================================================================== settings
+
+    def _restore_settings(self) -> None:
+        s = self.settings
+        geom = s.value("window/geometry")
+        if isinstance(geom, QByteArray) and not geom.isEmpty():
+            self.restoreGeometry(geom)
+        split = s.value("window/splitter")
+        if isinstance(split, QByteArray) and not split.isEmpty():
+            self.splitter.restoreState(split)
+        self.act_hybrid.setChecked(_bool(s.value("search/hybrid", False)))
+        self.act_idf.setChecked(_bool(s.value("search/idf", False)))
+        self.act_filters.setChecked(_bool(s.value("view/filters", False)))
+        self.filters.setVisible(self.act_filters.isChecked())
+        self.act_preview.setChecked(_bool(s.value("view/preview", True)))
+        self._sync_preview()
+        self.act_watch.blockSignals(True)
+        self.act_watch.setChecked(_bool(s.value("index/watch", True)))
+        self.act_watch.blockSignals(False)
+        self.top = int(s.value("search/top", 20))
+        self.last_dir = str(s.value("paths/last_dir", str(Path.home())))
+        self._update_watch_label(False)
+
+    def save_settings(self) -> None:
+        s = self.settings
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/splitter", self.splitter.saveState())
+        s.setValue("search/hybrid", self.act_hybrid.isChecked())
+        s.setValue("search/idf", self.act_idf.isChecked())
+        s.setValue("search/top", self.top)
+        s.setValue("search/history", self.history.stringList())
+        s.setValue("view/filters", self.act_filters.isChecked())
+        s.setValue("view/preview", self.act_preview.isChecked())
+        s.setValue("index/watch", self.act_watch.isChecked())
+        s.setValue("paths/last_dir", self.last_dir)
+        s.sync()
+
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls() and all(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        for url in event.mimeData().urls():
+            if url.isLocalFile() and Path(url.toLocalFile()).exists():
+                self.add_source(url.toLocalFile())
+        event.acceptProposedAction()
+
+    def closeEvent(self, event) -> None:
+        self.save_settings()
+        if self._sources_dialog is not None:
+            self._sources_dialog.close()
+        self.statusBar().showMessage("Closing…")
+        self.backend.shutdown()
+        super().closeEvent(event)
+
+    # ================================================================== pages
+
+    def _sync_preview(self) -> None:
+        """The preview shows beside results only (and when the user wants it)."""
+        self.preview.setVisible(self.act_preview.isChecked() and self.stack.currentWidget() is self.results)
+
+    def show_message(self, title: str, text: str = "", examples: list[str] | None = None) -> None:
+        self.message.show_message(title, text, examples)
+        self.stack.setCurrentWidget(self.message)
+
+    def _idle_page(self) -> None:
+        """Welcome page without sources; otherwise an invitation to ask (with examples for the samples)."""
+        if not self.backend.is_ready:
+            return
+        if not self.sources and not self.backend.indexing:
+            self.stack.setCurrentWidget(self.welcome)
+            return
+        if self._last_query:
+            return
+        examples = sample_questions() if self._has_samples() else []
+        if self.backend.indexing:
+            self.show_message(
+                "Indexing…",
+                "You can ask already; answers come from what has been indexed so far.",
+                examples,
+            )
+        else:
+            self.show_message(
+                "Ask a question", "Type a question or a few keywords above and press Enter.", examples
+            )
+
+    def _has_samples(self) -> bool:
+        root = samples_dir()
+        if root is None:
+            return False
+        root_s = str(root.resolve())
+        return any(str(Path(s.path).resolve()).startswith(root_s) for s in self.sources)
+
+    # ================================================================== engine events
+
+    @Slot()
+    def _engine_ready(self) -> None:
+        self.statusBar().showMessage("Ready", 3000)
+        if self.act_watch.isChecked():
+            self.backend.set_watch(True)
+
+    @Slot(str)
+    def _engine_failed(self, message: str) -> None:
+        self.show_message("The index could not be opened", message)
+        self.search.setEnabled(False)
+
+    def _sources_changed(self, sources: list) -> None:
+        first = not self._sources_known
+        self._sources_known = True
+        self.sources = list(sources)
+        self.filters.set_sources(self.sources)
+        if self._sources_dialog is not None:
+            self._sources_dialog.set_sources(self.sources)
+        files = sum(s.files for s in self.sources)
+        sentences = sum(s.sentences for s in self.sources)
+        errors = sum(s.errors for s in self.sources)
+        text = f"{format_count(files)} files · {format_count(sentences)} sentences"
+        if errors:
+            text += f' · <a href="sources">{format_count(errors)} unreadable</a>'
+        self.summary.setText(text if self.sources else "No sources")
+        self.summary.setToolTip(
+            "\n".join(s.path for s in self.sources) or "Add a folder with File ▸ Add folder"
+        )
+        if first or self.stack.currentWidget() is not self.results:
+            self._idle_page()
+        if first:
+            self.focus_search()
+
+    def _errors_changed(self, errors: list) -> None:
+        self.errors = list(errors)
+        if self._sources_dialog is not None:
+            self._sources_dialog.set_errors(self.errors)
+
+    # ================================================================== searching
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+
+    def _type_ahead(self, text: str) -> None:
+        self.search.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.search.deselect()
+        self.search.end(False)
+        self.search.insert(text)
+
+    def focus_results(self, step: int = 1) -> None:
+        if self.model.rowCount() == 0 or self.stack.currentWidget() is not self.results:
+            return
+        self.results.setFocus(Qt.FocusReason.OtherFocusReason)
+        row = self.results.currentIndex().row()
+        row = 0 if row < 0 else min(self.model.rowCount() - 1, row + (step if row >= 0 and step > 1 else 0))
+        self.results.setCurrentIndex(self.model.index(row, 0))
+
+    def ask(self, question: str) -> None:
+        self.search.setText(question)
+        self.run_search()
+
+    def current_filters(self) -> Any:
+        values = self.filters.values() if self.act_filters.isChecked() else None
+        if not values:
+            return None
+        cls = self._filters_type or default_filters_type()
+        return cls(**values)
+
+    def run_search(self) -> None:
+        question = self.search.text().strip()
+        if not self.backend.is_ready:
+            return
+        if not question:
+            self._last_query = None
+            self.model.set_answers([])
+            self.preview.clear()
+            self._idle_page()
+            return
+        self._last_query = question
+        self._remember(question)
+        self._searching = True
+        self.statusBar().showMessage("Searching…")
+        self.backend.ask(
+            question,
+            filters=self.current_filters(),
+            top=self.top,
+            idf=self.act_idf.isChecked(),
+            hybrid=self.act_hybrid.isChecked(),
+        )
+
+    def _remember(self, question: str) -> None:
+        items = [q for q in self.history.stringList() if q != question]
+        self.history.setStringList([question, *items][:HISTORY_SIZE])
+
+    def _show_answers(self, result: SearchResult) -> None:
+        self._searching = False
+        self.last_result = result
+        answers = result.answers
+        self.filters.learn(answers)
+        self.model.set_answers(answers)
+        mode = "hybrid" if result.hybrid else "neural"
+        where = self.filters.describe() if self.current_filters() is not None else ""
+        where = f" ({where})" if where else ""
+        if not answers:
+            self.preview.clear()
+            hint = "Try other words"
+            if where:
+                hint += ", or loosen the filters"
+            if self.backend.indexing:
+                hint += "; indexing is still running"
+            self.show_message("No answers found", hint + ".")
+            self.statusBar().showMessage(f"No answers{where} · {result.seconds * 1000:.0f} ms")
+            return
+        self.stack.setCurrentWidget(self.results)
+        self.results.setCurrentIndex(self.model.index(0, 0))
+        self.results.scrollToTop()
+        n = len(answers)
+        self.statusBar().showMessage(
+            f"{n} document{'s' if n != 1 else ''}{where} · {result.seconds * 1000:.0f} ms · {mode}"
+        )
+
+    def _search_failed(self, _req: int, message: str) -> None:
+        self._searching = False
+        self.model.set_answers([])
+        self.preview.clear()
+        self.show_message("The search failed", message)
+        self.statusBar().showMessage("Search failed", 5000)
+
+    def _filters_changed(self) -> None:
+        self._filter_timer.start()
+
+    def _rerun_for_filters(self) -> None:
+        if self._last_query and self.search.text().strip() == self._last_query:
+            self.run_search()
+
+    def _toggle_filters(self, on: bool) -> None:
+        self.filters.setVisible(on)
+        if self.filters.values():
+            self._filter_timer.start()
+
+    def _options_changed(self, _on: bool) -> None:
+        if self._last_query:
+            self.run_search()
+
+    def _current_changed(self, current, _previous) -> None:
+        answer = self.model.answer(current.row()) if current.isValid() else None
+        if answer is None:
+            self.preview.clear()
+            return
+        self.preview.show_answer(answer)
+        self.backend.load_document(answer.doc_key)
+
+    def current_answer(self):
+        idx = self.results.currentIndex()
+        return self.model.answer(idx.row()) if idx.isValid() else None
+
+    # ================================================================== open, reveal, copy
+
+    def open_current(self) -> None:
+        a = self.current_answer()
+        if a is not None:
+            self.open_path(a.path)
+
+    def reveal_current(self) -> None:
+        a = self.current_answer()
+        if a is not None:
+            self.reveal_path(a.path)
+
+    def open_path(self, path: str) -> None:
+        if not Path(path).exists():
+            self.statusBar().showMessage(f"{path} no longer exists", 5000)
+            return
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(path)):
+            self.statusBar().showMessage(f"No application to open {path}", 5000)
+        else:
+            self.statusBar().showMessage(f"Opened {Path(path).name}", 3000)
+
+    def reveal_path(self, path: str) -> None:
+        p = Path(path)
+        if not p.exists():
+            self.statusBar().showMessage(f"{path} no longer exists", 5000)
+            return
+        # Select the file where the platform can; else open its folder with the usual handler.
+        if sys.platform == "darwin" and QProcess.startDetached("open", ["-R", str(p)]):
+            return
+        if sys.platform == "win32" and QProcess.startDetached("explorer", [f"/select,{p}"]):
+            return
+        folder = p if p.is_dir() else p.parent
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
+            self.statusBar().showMessage(f"Could not open {folder}", 5000)
+
+    def copy_sentence(self) -> None:
+        a = self.current_answer()
+        if a is not None:
+            QGuiApplication.clipboard().setText(collapse(a.best.sentence))
+            self.statusBar().showMessage("Answer sentence copied", 2000)
+
+    # ================================================================== sources and indexing
+
+    def add_folder(self) -> None:
+        path = choose_folder(self, self.last_dir)
+        if path:
+            self.last_dir = path
+            self.add_source(path)
+
+    def add_mail_store(self) -> None:
+        path = choose_mail_store(self, self.last_dir)
+        if path:
+            self.last_dir = str(Path(path).parent)
+            self.add_source(path)
+
+    def add_source(self, path: str, exclude: list[str] | None = None) -> None:
+        if not self.backend.is_ready:
+            return
+        self.statusBar().showMessage(f"Adding {path}…", 3000)
+        self.backend.add_source(Path(path), exclude or [])
+
+    def index_samples(self) -> None:
+        root = samples_dir()
+        if root is None:
+            QMessageBox.information(
+                self, "Samples", "The sample corpus is not installed with this copy of sparcdesk."
+            )
+            return
+        self.add_source(str(root))
+        self.show_message(
+            "Indexing the sample documents…",
+            "This takes well under a minute. You can ask already:",
+            sample_questions(),
+        )
+
+    def remove_source(self, path: str) -> None:
+        self.backend.remove_source(Path(path))
+
+    def set_exclusions(self, path: str, patterns: list) -> None:
+        self.backend.set_exclusions(Path(path), patterns)
+
+    def show_sources(self) -> None:
+        if self._sources_dialog is None:
+            dlg = SourcesDialog(self, self.last_dir)
+            dlg.add_requested.connect(lambda p, ex: self.add_source(p, ex))
+            dlg.remove_requested.connect(self.remove_source)
+            dlg.exclusions_requested.connect(self.set_exclusions)
+            dlg.update_requested.connect(self.update_index)
+            self._sources_dialog = dlg
+        self._sources_dialog.set_sources(self.sources)
+        self._sources_dialog.set_errors(self.errors)
+        self._sources_dialog.show()
+        self._sources_dialog.raise_()
+        self._sources_dialog.activateWindow()
+        self.backend.refresh()
+
+    def update_index(self) -> None:
+        if self.backend.is_ready:
+            self.backend.update_index()
+
+    def stop_indexing(self) -> None:
+        self.backend.cancel_indexing()
+        self.indicator.label.setText("Stopping…")
+
+    def _pause_toggled(self, paused: bool) -> None:
+        self.backend.set_paused(paused)
+
+    def _indexing_changed(self, busy: bool) -> None:
+        self.act_pause.setEnabled(busy)
+        self.act_stop.setEnabled(busy)
+        if busy:
+            self._index_started_at = time.monotonic()
+            self.indicator.start()
+        else:
+            self.indicator.finish()
+            self.act_pause.setChecked(False)
+            self._idle_page()
+
+    def _progress_refresh(self, _p: Any) -> None:
+        """Keep the counts in the status bar moving while a long run indexes (every few seconds)."""
+        now = time.monotonic()
+        if now - getattr(self, "_last_progress_refresh", 0.0) >= 3.0:
+            self._last_progress_refresh = now
+            self.backend.refresh()
+
+    def _index_finished(self, final: Any, error: str) -> None:
+        if error:
+            return
+        if final is not None:
+            self.indicator.set_progress(final)
+            secs = time.monotonic() - self._index_started_at
+            if final.phase == "cancelled":
+                self.statusBar().showMessage(
+                    f"Indexing stopped after {format_count(final.files_done)} of {format_count(final.files_total)} "
+                    "files; what was done is searchable (Index ▸ Update index to go on)",
+                    10000,
+                )
+                return
+            self.statusBar().showMessage(
+                f"Index up to date: {format_count(final.files_done)} files, "
+                f"{format_count(final.sentences_done)} sentences in {format_duration(secs)}",
+                8000,
+            )
+
+    def _action_failed(self, what: str, message: str) -> None:
+        self.statusBar().showMessage(f"{what} failed: {message}", 15000)
+        if what.startswith("Watching"):
+            return  # the status line says it; the Watch action unchecks itself
+        # not modal: a background failure must not block the window
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, "sparcdesk", f"{what} failed.", QMessageBox.StandardButton.Ok, self
+        )
+        box.setInformativeText(message)
+        box.setModal(False)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.show()
+
+    # ================================================================== watching
+
+    def _watch_toggled(self, on: bool) -> None:
+        self.backend.set_watch(on)
+
+    def _watching_changed(self, on: bool) -> None:
+        self.act_watch.blockSignals(True)
+        self.act_watch.setChecked(on)
+        self.act_watch.blockSignals(False)
+        self._update_watch_label(on)
+
+    def _update_watch_label(self, on: bool) -> None:
+        self.watch_label.setText("● Watching" if on else "")
+        self.watch_label.setToolTip("Changed files are re-indexed automatically" if on else "")
+
+    def _watch_event(self, event: Any) -> None:
+        self.backend.refresh()
+        changed = list(event) if isinstance(event, (list, tuple)) else []
+        if len(changed) == 1:
+            what = Path(str(changed[0])).name
+        elif changed:
+            what = f"{len(changed)} files"
+        else:
+            what = "changed files"
+        self.statusBar().showMessage(f"Index updated: {what}", 6000)
+
+    # ================================================================== help
+
+    def show_shortcuts(self) -> None:
+        rows = [
+            ("Ctrl+L, Ctrl+F", "Go to the search field"),
+            ("Enter", "Ask (in the search field) / open the document (in the results)"),
+            ("Down, Up", "Move through the results; the preview follows"),
+            ("Esc", "Back to the search field; in it, clear it"),
+            ("Ctrl+O", "Open the document"),
+            ("Ctrl+Shift+O", "Show the document in its folder"),
+            ("F3, Shift+F3", "Next / previous hit in the preview"),
+            ("Ctrl+Shift+C", "Copy the answer sentence"),
+            ("Ctrl+H", "Hybrid ranking on/off"),
+            ("Ctrl+Shift+F", "Show or hide the filters"),
+            ("F9", "Show or hide the preview"),
+            ("F5", "Update the index"),
+            ("Ctrl+Shift+N", "Add a folder"),
+            ("Ctrl+Shift+S", "Sources"),
+        ]
+        table = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in rows)
+        QMessageBox.information(self, "Keyboard shortcuts", f"<table>{table}</table>")
+
+    def show_about(self) -> None:
+        QMessageBox.about(
+            self,
+            "About sparcdesk",
+            "<b>sparcdesk</b><br>Private desktop search and question answering with SPARC sparse "
+            "neural retrieval. Everything runs on this computer.",
+        )
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.lower() in ("1", "true", "yes")
+    return bool(value)

@@ -1,0 +1,152 @@
+"""Drive the real window through its main states and save a PNG of each.
+
+Run by ``scripts/screenshots.sh`` under Xvfb (any Qt platform works, ``offscreen`` too).
+Uses a fresh engine home and settings file in a temporary folder, the shipped model and
+the built-in sample corpus, so the pictures show exactly what a new user sees:
+
+    01-first-run.png        no sources yet: the sample corpus is offered
+    02-indexing.png         the samples being indexed (progress, rate, ETA, pause/stop)
+    03-ready.png            indexed: example questions to click
+    04-results-preview.png  a question, answers with the sentence in bold, the preview
+    05-email-result.png     an e-mail answer (sender, recipients, subject, date), filters open
+    06-sources.png          the Sources dialog with counts and the files that failed
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DOC_QUESTION = "What was the Norman religion?"
+MAIL_QUESTION = "Where is the Trading Track dinner on April 10, 2001?"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    ap.add_argument("--width", type=int, default=1280)
+    ap.add_argument("--height", type=int, default=800)
+    ap.add_argument("--timeout", type=float, default=180.0)
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    work = Path(tempfile.mkdtemp(prefix="sparcdesk-shots-"))
+    # a copy of the samples with one corrupt file, so the Sources dialog has a failure to show
+    samples = work / "samples"
+    shutil.copytree(ROOT / "samples", samples)
+    (samples / "documents" / "draft-notes.pdf").write_bytes(b"%PDF-1.4\nunfinished download\n")
+    os.environ["SPARCDESK_SAMPLES"] = str(samples)
+    os.environ["SPARCDESK_HOME"] = str(work / "home")
+
+    from PySide6.QtCore import QEventLoop, QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app.backend import Backend
+    from app.main import APP, ORG, make_engine_factory
+    from app.qtcompat import install_none_guard
+    from app.window import MainWindow
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setOrganizationName(ORG)
+    app.setApplicationName(APP)
+    install_none_guard()
+    print(f"Qt platform: {app.platformName()}; home: {work / 'home'}")
+
+    def spin(ms: int) -> None:
+        loop = QEventLoop()
+        QTimer.singleShot(ms, loop.quit)
+        loop.exec()
+
+    def wait_for(cond, what: str) -> None:
+        t0 = time.monotonic()
+        while not cond():
+            if time.monotonic() - t0 > args.timeout:
+                raise TimeoutError(f"timed out waiting for {what}")
+            spin(30)
+
+    def shot(widget, name: str) -> None:
+        spin(150)  # let layouts and repaints settle
+        path = args.out / name
+        if not widget.grab().save(str(path)):
+            raise OSError(f"could not write {path}")
+        print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+
+    settings = QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
+    settings.setValue("index/watch", True)
+    backend = Backend(make_engine_factory())
+    window = MainWindow(backend, settings)
+    window.resize(args.width, args.height)
+    window.show()
+    backend.start()
+    wait_for(lambda: backend.is_ready and window._sources_known, "the engine")
+    shot(window, "01-first-run.png")
+
+    # indexing: grab while the run is past its first files and well before the end
+    captured: list[bool] = []
+
+    def grab_indexing() -> None:
+        window.grab().save(str(args.out / "02-indexing.png"))
+        print("wrote 02-indexing.png")
+
+    def on_progress(p) -> None:
+        if (
+            not captured
+            and p.files_total
+            and 2 <= p.files_done <= p.files_total - 6
+            and p.phase == "indexing"
+        ):
+            captured.append(True)
+            QTimer.singleShot(120, grab_indexing)  # after the status bar has laid out the new text
+
+    backend.progress.connect(on_progress)
+    window.welcome.samples_btn.click()
+    finished: list = []
+    backend.index_finished.connect(lambda final, err: finished.append((final, err)))
+    wait_for(lambda: bool(finished), "the samples to be indexed")
+    backend.progress.disconnect(on_progress)
+    if not captured:
+        print("warning: indexing ended before a mid-run progress report; no 02-indexing.png")
+    wait_for(lambda: window.stack.currentWidget() is window.message, "the ready page")
+    shot(window, "03-ready.png")
+
+    got: list = []
+    backend.answers_ready.connect(got.append)
+    window.search.setFocus()
+    window.search.setText(DOC_QUESTION)
+    window.run_search()
+    wait_for(lambda: bool(got) and bool(window.preview.hits), "answers and the preview")
+    shot(window, "04-results-preview.png")
+
+    got.clear()
+    window.act_filters.setChecked(True)
+    window.filters.set_kinds(["email"])
+    window.search.setText(MAIL_QUESTION)
+    window.run_search()
+    wait_for(
+        lambda: bool(got) and bool(window.preview.hits) and window.preview.answer.kind == "email",
+        "an e-mail answer",
+    )
+    spin(400)  # the filter change re-runs the question once more
+    shot(window, "05-email-result.png")
+
+    window.show_sources()
+    dialog = window._sources_dialog
+    wait_for(lambda: dialog.table.rowCount() > 0 and dialog.errors_table.rowCount() > 0, "the sources dialog")
+    shot(dialog, "06-sources.png")
+    dialog.close()
+
+    window.close()
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

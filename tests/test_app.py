@@ -1,0 +1,444 @@
+"""The desktop window end to end: real engine, real index of real files, shipped model.
+
+Every test drives the real :class:`app.window.MainWindow` over a real
+:class:`engine.api.Engine` in a temporary ``SPARCDESK_HOME``: the sample corpus (copied,
+plus one corrupt file) is indexed once for the module; tests that change an index
+(adding a folder, watching an edited file, the first-run flow) get a home of their own.
+Keys are typed with pytest-qt as a user would (Ctrl+L, the question, Enter, Down, Enter).
+
+Questions whose known answer sentence the shipped model ranks first, with and without the
+hybrid (checked on the placeholder bundle ``sparc-tiny`` 0.1.0, ``training_steps`` 0):
+see ``FIRST_RANKED``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("engine.api")
+
+from PySide6.QtCore import QDate, QObject, QSettings, Qt, QUrl, Slot  # noqa: E402
+from PySide6.QtGui import QDesktopServices  # noqa: E402
+
+from app.backend import Backend  # noqa: E402
+from app.format import collapse, passage_html, result_html  # noqa: E402
+from app.main import make_engine_factory  # noqa: E402
+from app.progress import progress_percent  # noqa: E402
+from app.qtcompat import install_none_guard  # noqa: E402
+from app.window import ADAPT_TOOLTIP, MainWindow  # noqa: E402
+from engine.api import Engine  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+QUESTIONS = {
+    q["question"]: q
+    for q in (
+        json.loads(line)
+        for line in (SAMPLES / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    )
+}
+
+#: Ranked first by the shipped model both in neural and in hybrid mode (PDF, HTML, e-mail).
+FIRST_RANKED = [
+    "What was the Norman religion?",
+    "Who introduced plague to Europe?",
+    "What disclaimer phrase should be used for the NREL data disk?",
+]
+
+WAIT_MS = 60_000  # generous: CI machines are slow and shared
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def sample_home(tmp_path_factory):
+    """A home with the sample corpus (copied, plus a corrupt PDF) indexed by the real engine."""
+    base = tmp_path_factory.mktemp("app-samples")
+    corpus = base / "samples"
+    shutil.copytree(SAMPLES / "documents", corpus / "documents")
+    shutil.copytree(SAMPLES / "mail", corpus / "mail")
+    (corpus / "documents" / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not really a PDF\n")
+    home = base / "home"
+    engine = Engine(home=home)
+    try:
+        engine.add_source(corpus)
+        final = engine.index()
+    finally:
+        engine.close()
+    assert final.files_done == final.files_total > 0
+    return SimpleNamespace(home=home, corpus=corpus)
+
+
+@pytest.fixture
+def open_window(qtbot, tmp_path):
+    """Opens main windows on a home; closes them (and their engines) at the end."""
+    install_none_guard()
+    windows: list[MainWindow] = []
+
+    def make(home: Path, watch: bool = False, hybrid: bool = False) -> MainWindow:
+        settings = QSettings(str(tmp_path / f"settings-{len(windows)}.ini"), QSettings.Format.IniFormat)
+        settings.setValue("index/watch", watch)
+        settings.setValue("search/hybrid", hybrid)
+        backend = Backend(make_engine_factory(home=home))
+        window = MainWindow(backend, settings)
+        qtbot.addWidget(window)
+        window.resize(1200, 800)
+        window.show()
+        backend.start()
+        qtbot.waitUntil(lambda: backend.is_ready and window._sources_known, timeout=WAIT_MS)
+        if watch:
+            qtbot.waitUntil(lambda: backend.watching, timeout=WAIT_MS)
+        windows.append(window)
+        return window
+
+    yield make
+    for w in windows:
+        w.close()
+
+
+class UrlRecorder(QObject):
+    """Stands in for the desktop's file handler (QDesktopServices.setUrlHandler)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[QUrl] = []
+
+    @Slot(QUrl)
+    def handle(self, url: QUrl) -> None:
+        self.urls.append(url)
+
+
+@pytest.fixture
+def url_recorder():
+    rec = UrlRecorder()
+    QDesktopServices.setUrlHandler("file", rec, "handle")
+    yield rec
+    QDesktopServices.unsetUrlHandler("file")
+
+
+def type_question(qtbot, window: MainWindow, question: str):
+    """Ctrl+L, type, Enter; returns the SearchResult the window received."""
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert window.search.hasFocus() or window.focusWidget() is window.search
+    qtbot.keyClicks(window.search, question)
+    with qtbot.waitSignal(window.backend.answers_ready, timeout=WAIT_MS) as blocker:
+        qtbot.keyClick(window.search, Qt.Key.Key_Return)
+    return blocker.args[0]
+
+
+def bold_text(markup: str) -> str:
+    """The text inside <b>…</b> of an HTML snippet, tags dropped, entities decoded."""
+    inside = "".join(re.findall(r"<b>(.*?)</b>", markup, flags=re.S))
+    return collapse(html.unescape(re.sub(r"<[^>]+>", "", inside)))
+
+
+def distinct_colours(widget) -> int:
+    """How many colours a grab of the widget shows (a blank widget shows one or two)."""
+    img = widget.grab().toImage()
+    return len(
+        {img.pixel(x, y) for x in range(0, img.width(), 5) for y in range(0, min(img.height(), 300), 5)}
+    )
+
+
+def wait_preview(qtbot, window: MainWindow) -> None:
+    qtbot.waitUntil(lambda: bool(window.preview.hits), timeout=WAIT_MS)
+
+
+# --------------------------------------------------------------------------- asking
+
+
+@pytest.mark.parametrize("hybrid", [False, True], ids=["neural", "hybrid"])
+def test_question_shows_known_answer_first_and_preview_highlights_it(qtbot, open_window, sample_home, hybrid):
+    window = open_window(sample_home.home, hybrid=hybrid)
+    assert window.act_hybrid.isChecked() is hybrid
+    for question in FIRST_RANKED:
+        expected = collapse(QUESTIONS[question]["sentence"])
+        result = type_question(qtbot, window, question)
+        assert result.hybrid is hybrid
+        assert result.answers, question
+        first = result.answers[0]
+        assert collapse(first.best.sentence) == expected, question
+        # the list shows it first, current, with the sentence in bold inside its passage
+        assert window.stack.currentWidget() is window.results
+        assert window.results.currentIndex().row() == 0
+        assert bold_text(passage_html(first.best)) == expected
+        assert window.results.visualRect(window.model.index(0, 0)).height() > 48  # title, meta, passage
+        assert distinct_colours(window.results.viewport()) > 8, "the result list paints nothing"
+        # the preview shows the document scrolled to the sentence, highlighted
+        wait_preview(qtbot, window)
+        assert window.preview.doc_key == first.doc_key
+        assert window.preview.highlighted_text() == expected
+        view = window.preview.text
+        assert view.viewport().rect().intersects(view.cursorRect()), "answer not scrolled into view"
+        assert expected in collapse(view.toPlainText())
+
+
+def test_email_answer_shows_sender_recipients_subject_and_date(qtbot, open_window, sample_home):
+    window = open_window(sample_home.home)
+    question = "What disclaimer phrase should be used for the NREL data disk?"
+    first = type_question(qtbot, window, question).answers[0]
+    assert first.kind == "email"
+    markup = result_html(first)
+    for key in ("from", "subject"):
+        assert first.fields[key] and html.escape(first.fields[key].split(",")[0]) in markup
+    wait_preview(qtbot, window)
+    meta = window.preview.meta.text()
+    assert first.fields["from"] in meta
+    assert first.fields["to"].split(",")[0].strip() in meta
+    assert "Date" in meta and window.preview.title.text() == first.fields["subject"]
+
+
+def test_search_runs_off_the_gui_thread(qtbot, open_window, sample_home):
+    window = open_window(sample_home.home)
+    engine = window.backend.engine
+    threads: list[threading.Thread] = []
+    real_ask = engine.ask
+
+    def recording_ask(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return real_ask(*args, **kwargs)
+
+    engine.ask = recording_ask
+    type_question(qtbot, window, "What was the Norman religion?")
+    assert threads and all(t is not threading.main_thread() for t in threads)
+
+
+# --------------------------------------------------------------------------- filters
+
+
+def test_filters_remove_results_outside_them(qtbot, open_window, sample_home):
+    window = open_window(sample_home.home)
+    question = "What disclaimer phrase should be used for the NREL data disk?"
+    everything = type_question(qtbot, window, question).answers
+    kinds = {a.kind for a in everything}
+    assert "email" in kinds and kinds - {"email"}, "the question should match documents and mail"
+
+    window.act_filters.setChecked(True)
+
+    def refilter(change):
+        with qtbot.waitSignal(window.backend.answers_ready, timeout=WAIT_MS) as blocker:
+            change()
+        return blocker.args[0].answers
+
+    # file type: documents only
+    answers = refilter(lambda: window.filters.set_kinds([k for k in kinds if k != "email"]))
+    assert answers and all(a.kind != "email" for a in answers)
+    assert len(answers) < len(everything)
+
+    # folder: the mail folder only (kinds back to all)
+    window.filters.set_kinds(None)
+    mail_dir = str(sample_home.corpus / "mail")
+    answers = refilter(lambda: window.filters.set_folder(mail_dir))
+    assert answers and all(a.path.startswith(mail_dir + os.sep) for a in answers)
+    assert collapse(answers[0].best.sentence) == collapse(QUESTIONS[question]["sentence"])
+
+    # mailbox and sender
+    answers = refilter(
+        lambda: (window.filters.mailbox.setEditText("enron-wolfe"), window.filters.changed.emit())
+    )
+    assert answers and all(a.fields.get("mailbox") == "enron-wolfe" for a in answers)
+    sender = answers[0].fields["from"]
+    answers = refilter(lambda: (window.filters.sender.setText(sender), window.filters.changed.emit()))
+    assert answers and all(sender in a.fields.get("from", "") for a in answers)
+
+    # date range: nothing in 1990
+    with qtbot.waitSignal(window.backend.answers_ready, timeout=WAIT_MS):
+        window.filters.reset()
+    window.filters.date_from.setDate(QDate(1990, 1, 1))
+    window.filters.date_to.setDate(QDate(1990, 12, 31))
+    window.filters.from_check.setChecked(True)
+    with qtbot.waitSignal(window.backend.answers_ready, timeout=WAIT_MS) as blocker:
+        window.filters.to_check.setChecked(True)
+    assert blocker.args[0].answers == []
+    assert window.stack.currentWidget() is window.message
+
+
+# --------------------------------------------------------------------------- keyboard, open, reveal
+
+
+def test_keyboard_walks_results_and_opens_documents(qtbot, open_window, sample_home, url_recorder):
+    window = open_window(sample_home.home)
+    result = type_question(qtbot, window, "Who introduced plague to Europe?")
+    assert len(result.answers) >= 2
+    qtbot.keyClick(window.search, Qt.Key.Key_Down)
+    assert window.results.hasFocus() and window.results.currentIndex().row() == 0
+    qtbot.keyClick(window.results, Qt.Key.Key_Down)
+    assert window.results.currentIndex().row() == 1
+    second = result.answers[1]
+    qtbot.waitUntil(
+        lambda: window.preview.doc_key == second.doc_key and bool(window.preview.hits), timeout=WAIT_MS
+    )
+
+    qtbot.keyClick(window.results, Qt.Key.Key_Return)  # Enter opens
+    qtbot.waitUntil(lambda: len(url_recorder.urls) == 1, timeout=5000)
+    assert url_recorder.urls[0].toLocalFile() == second.path
+    qtbot.keyClick(window.results, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier)  # Ctrl+O opens
+    qtbot.waitUntil(lambda: len(url_recorder.urls) == 2, timeout=5000)
+    qtbot.keyClick(
+        window.results, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
+    qtbot.waitUntil(lambda: len(url_recorder.urls) == 3, timeout=5000)
+    assert url_recorder.urls[2].toLocalFile() == str(Path(second.path).parent)  # Show in folder
+
+    # next / previous hit in the preview (F3 / Shift+F3)
+    if len(window.preview.hits) > 1:
+        before = window.preview.current
+        qtbot.keyClick(window.results, Qt.Key.Key_F3)
+        assert window.preview.current == (before + 1) % len(window.preview.hits)
+        qtbot.keyClick(window.results, Qt.Key.Key_F3, Qt.KeyboardModifier.ShiftModifier)
+        assert window.preview.current == before
+
+    qtbot.keyClick(window.results, Qt.Key.Key_Up)
+    qtbot.keyClick(window.results, Qt.Key.Key_Up)  # Up on the first result: back to the question
+    assert window.search.hasFocus()
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def test_sources_dialog_lists_counts_and_failed_files(qtbot, open_window, sample_home):
+    window = open_window(sample_home.home)
+    window.show_sources()
+    dialog = window._sources_dialog
+    qtbot.waitUntil(
+        lambda: dialog.table.rowCount() == 1 and dialog.errors_table.rowCount() >= 1, timeout=WAIT_MS
+    )
+    assert dialog.table.item(0, 0).text() == str(sample_home.corpus)
+    assert int(dialog.table.item(0, 1).text().replace(",", "")) >= 18
+    assert int(dialog.table.item(0, 2).text().replace(",", "")) > 100
+    assert int(dialog.table.item(0, 3).text()) >= 1
+    rows = {
+        dialog.errors_table.item(r, 0).text(): dialog.errors_table.item(r, 1).text()
+        for r in range(dialog.errors_table.rowCount())
+    }
+    broken = str(sample_home.corpus / "documents" / "broken.pdf")
+    assert broken in rows and rows[broken]
+    dialog.close()
+
+
+def test_adding_a_folder_indexes_it_with_progress_to_100(qtbot, open_window, tmp_path, monkeypatch):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for i in range(6):
+        (folder / f"note-{i}.txt").write_text(
+            f"Note {i} about the harbour.\n\nThe zorblax turbine number {i} was assembled in Quentaville "
+            f"by the engineer Mirela Vostok in {1900 + i}. It ran on seawater.\n",
+            encoding="utf-8",
+        )
+    (folder / "guide.md").write_text(
+        "# Guide\n\nThe Quentaville lighthouse keeper is called Ardo Pellin.\n", encoding="utf-8"
+    )
+    window = open_window(tmp_path / "home")
+    assert window.stack.currentWidget() is window.welcome  # no sources yet
+
+    progress: list = []
+    bar_values: list[int] = []
+    window.backend.progress.connect(progress.append)
+    window.indicator.bar.valueChanged.connect(bar_values.append)
+    monkeypatch.setattr("app.window.choose_folder", lambda parent, start: str(folder))
+    with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 3) as blocker:
+        window.act_add_folder.trigger()  # File > Add folder…, with the dialog answered
+        qtbot.waitUntil(lambda: window.indicator.isVisible(), timeout=WAIT_MS)
+    final, error = blocker.args
+    assert error == ""
+    assert final.files_done == final.files_total == 7
+    assert final.sentences_done >= 13
+    assert progress and progress_percent(progress[-1]) == 100
+    assert 100 in bar_values
+    assert not window.indicator.isVisible()
+    qtbot.waitUntil(lambda: len(window.sources) == 1 and window.sources[0].files == 7, timeout=WAIT_MS)
+    assert window.sources[0].path == str(folder)
+
+    result = type_question(qtbot, window, "Who is the lighthouse keeper of Quentaville?")
+    assert result.answers and result.answers[0].path == str(folder / "guide.md")
+    assert "Ardo Pellin" in result.answers[0].best.sentence
+
+
+def test_edited_file_is_found_after_a_watch_cycle(qtbot, open_window, tmp_path):
+    folder = tmp_path / "journal"
+    folder.mkdir()
+    page = folder / "diary.txt"
+    page.write_text("Monday. The weather in Brelmouth was grey and windy all day.\n", encoding="utf-8")
+    window = open_window(tmp_path / "home", watch=True)
+    with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 3):
+        window.add_source(str(folder))
+    assert window.backend.watching and window.watch_label.text()
+
+    question = "What colour is the lighthouse of Karvask painted?"
+    before = type_question(qtbot, window, question).answers
+    assert all("vermilion" not in a.best.sentence for a in before)
+
+    with (
+        qtbot.waitSignal(window.backend.watch_event, timeout=WAIT_MS) as blocker,
+        page.open("a", encoding="utf-8") as f,
+    ):
+        f.write("\nTuesday. The lighthouse of Karvask is painted vermilion and white.\n")
+    assert str(page) in blocker.args[0]
+    window.search.clear()
+    after = type_question(qtbot, window, question).answers
+    assert after and "vermilion" in after[0].best.sentence
+    assert after[0].path == str(page)
+
+
+# --------------------------------------------------------------------------- first run, settings
+
+
+def test_first_run_offers_the_samples_and_answers_within_a_minute(qtbot, open_window, tmp_path, monkeypatch):
+    # a small copy of the sample corpus, so the test stays quick
+    samples = tmp_path / "samples"
+    (samples / "documents").mkdir(parents=True)
+    (samples / "mail").mkdir()
+    shutil.copy(SAMPLES / "documents" / "normans.pdf", samples / "documents")
+    shutil.copy(SAMPLES / "documents" / "black-death.html", samples / "documents")
+    shutil.copy(SAMPLES / "mail" / "distribution-disclaimer.eml", samples / "mail")
+    shutil.copy(SAMPLES / "questions.jsonl", samples)
+    shutil.copy(SAMPLES / ".sparcdeskignore", samples)  # keeps questions.jsonl out of the index
+    monkeypatch.setenv("SPARCDESK_SAMPLES", str(samples))
+
+    window = open_window(tmp_path / "home")
+    assert window.stack.currentWidget() is window.welcome
+    assert window.welcome.samples_btn.isEnabled()
+    assert not window.act_adapt.isEnabled() and window.act_adapt.toolTip() == ADAPT_TOOLTIP
+
+    with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS) as blocker:
+        qtbot.mouseClick(window.welcome.samples_btn, Qt.MouseButton.LeftButton)
+    final, error = blocker.args
+    assert error == "" and final.files_done == final.files_total == 3
+    qtbot.waitUntil(
+        lambda: window.stack.currentWidget() is window.message and window.message.examples.isVisible(),
+        timeout=WAIT_MS,
+    )
+    question = "What was the Norman religion?"
+    with qtbot.waitSignal(window.backend.answers_ready, timeout=WAIT_MS) as blocker:
+        window.message.examples.linkActivated.emit(f"ask:{question}")  # a click on an example
+    assert collapse(blocker.args[0].answers[0].best.sentence) == collapse(QUESTIONS[question]["sentence"])
+
+
+def test_settings_persist_between_sessions(qtbot, open_window, sample_home, tmp_path):
+    window = open_window(sample_home.home)
+    window.act_hybrid.setChecked(True)
+    window.act_filters.setChecked(True)
+    type_question(qtbot, window, "Who introduced plague to Europe?")
+    path = window.settings.fileName()
+    window.close()
+    again = MainWindow(
+        Backend(make_engine_factory(home=sample_home.home)), QSettings(path, QSettings.Format.IniFormat)
+    )
+    qtbot.addWidget(again)
+    assert again.act_hybrid.isChecked() and again.act_filters.isChecked()
+    assert again.history.stringList()[0] == "Who introduced plague to Europe?"
+    again.backend.shutdown()
