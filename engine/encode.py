@@ -61,7 +61,9 @@ def default_threads() -> int:
 class SparseEncoder:
     """``encode(sentences, contexts) -> list[SparseVector]``; ``question_ids(text)`` for queries."""
 
-    def __init__(self, bundle_dir: Path | str | None = None, threads: int | None = None, onnx_file: str | None = None):
+    def __init__(
+        self, bundle_dir: Path | str | None = None, threads: int | None = None, onnx_file: str | None = None
+    ):
         import onnxruntime as ort
 
         self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
@@ -99,7 +101,9 @@ class SparseEncoder:
             idx = order[start : start + batch_size]
             yield idx, self._run([sentences[i] for i in idx], [contexts[i] for i in idx])
 
-    def encode(self, sentences: Sequence[str], contexts: Sequence[str], batch_size: int = 32) -> list[SparseVector]:
+    def encode(
+        self, sentences: Sequence[str], contexts: Sequence[str], batch_size: int = 32
+    ) -> list[SparseVector]:
         result: list[SparseVector | None] = [None] * len(sentences)
         for idx, vecs in self.iter_batches(sentences, contexts, batch_size):
             for i, v in zip(idx, vecs, strict=True):

@@ -62,7 +62,10 @@ def test_index_ask_status_sources_remove(tmp_path: Path, capsys: pytest.CaptureF
     assert "**Barn owls hunt by sound in complete darkness.**" in pretty
     assert str(d / "notes" / "owls.md") in pretty
 
-    assert main(["ask", "How do barn owls hunt?", "--kind", "text", "--json", *home]) == 0
+    # a question both files answer; the filter keeps the plain-text one only
+    assert main(["ask", "Do sea otters and barn owls sleep or hunt?", "--json", *home]) == 0
+    assert {a["kind"] for a in json.loads(capsys.readouterr().out)["answers"]} == {"text", "markdown"}
+    assert main(["ask", "Do sea otters and barn owls sleep or hunt?", "--kind", "text", "--json", *home]) == 0
     assert {a["kind"] for a in json.loads(capsys.readouterr().out)["answers"]} == {"text"}
     assert main(["ask", "How do barn owls hunt?", "--folder", str(d / "notes"), "--json", *home]) == 0
     assert [a["title"] for a in json.loads(capsys.readouterr().out)["answers"]] == ["Owls"]

@@ -23,9 +23,13 @@ def checkpoints(run: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def evaluate_checkpoint(ckpt: Path, bundle: Path, sentences: Path, questions: Path, limit: int | None) -> dict:
+def evaluate_checkpoint(
+    ckpt: Path, bundle: Path, sentences: Path, questions: Path, limit: int | None
+) -> dict:
     cfg = export_bundle(ckpt, bundle)
-    report = run_evaluation(sentences, questions, model_dir=bundle, baselines=[], limit=limit, latency_sample=20)
+    report = run_evaluation(
+        sentences, questions, model_dir=bundle, baselines=[], limit=limit, latency_sample=20
+    )
     row = report["results"][0]
     return {
         "step": cfg["training_steps"],
@@ -55,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
     for step, ckpt in checkpoints(args.run):
         if step in seen or (wanted is not None and step not in wanted):
             continue
-        row = evaluate_checkpoint(ckpt, args.work / f"step-{step}", args.sentences, args.questions, args.limit)
+        row = evaluate_checkpoint(
+            ckpt, args.work / f"step-{step}", args.sentences, args.questions, args.limit
+        )
         done.append(row)
         done.sort(key=lambda r: r["step"])
         args.json.parent.mkdir(parents=True, exist_ok=True)
