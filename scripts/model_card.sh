@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUNDLE=${1:-assets/sparc-tiny}
-RUN=${2:-/work/runs/sparc-tiny}
+RUN=${2:-}   # a training run folder; default: the bundle's own train-log.jsonl
 T=.venv/bin/sparcdesk-train
 $T pools --out runs/pools
 mkdir -p runs/eval
@@ -14,9 +14,10 @@ for pool in squad-dev relation-extraction; do
   $T evaluate --sentences runs/pools/$pool/sentences.jsonl --questions runs/pools/$pool/questions.jsonl \
     --model "$BUNDLE" --baselines bm25,dense --json runs/eval/$pool-card.json
 done
-ARGS=(--bundle "$BUNDLE" --run "$RUN"
+ARGS=(--bundle "$BUNDLE"
   --report "SQuAD dev (MultiReQA)" runs/eval/squad-dev-card.json
   --report "RelationExtraction (MultiReQA, out of domain)" runs/eval/relation-extraction-card.json)
-[ -f runs/curve.json ] && ARGS+=(--curve runs/curve.json)
-[ -f runs/eval/card-extra.json ] && ARGS+=(--extra runs/eval/card-extra.json)
+[ -n "$RUN" ] && ARGS+=(--run "$RUN")
+[ -f "$BUNDLE/curve.json" ] && ARGS+=(--curve "$BUNDLE/curve.json")
+[ -f "$BUNDLE/quantization.json" ] && ARGS+=(--extra "$BUNDLE/quantization.json")
 $T card "${ARGS[@]}"

@@ -172,9 +172,13 @@ def export_bundle(
         model, state = load_model_from_checkpoint(checkpoint, base)
         base = Path(state["args"]["base"]) if base is None else base
         steps = state["step"]
+        training_args = {
+            k: (str(v) if isinstance(v, Path) else v) for k, v in state["args"].items() if k != "base"
+        }
     else:
         base = base or default_base_path()
         model, steps = SparcModel(load_encoder(base)), 0
+        training_args = None
     model.eval()
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy(Path(base) / "tokenizer.json", out / "tokenizer.json")
@@ -198,6 +202,7 @@ def export_bundle(
         "onnx": INT8_NAME,
         "embedding_initializer": EMBEDDING_INITIALIZER,
         "training_steps": steps,
+        "training_args": training_args,
         "export_seconds": round(time.time() - t0, 1),
     }
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -36,6 +36,16 @@ def _read_jsonl(path: Path) -> list[dict]:
     return rows
 
 
+def _wall_hours(log: list[dict]) -> float:
+    """Sum of the elapsed time at the end of each process segment (elapsed restarts on resume)."""
+    total, prev = 0.0, 0.0
+    for r in log:
+        if r["elapsed_s"] < prev:
+            total += prev
+        prev = r["elapsed_s"]
+    return (total + prev) / 3600
+
+
 def _table(report: dict, title: str) -> str:
     lines = [
         f"### {title}",
@@ -61,8 +71,9 @@ def build_card(
     bundle: Path, run: Path, curve: Path | None, reports: list[tuple[str, Path]], extra: Path | None
 ) -> str:
     cfg = json.loads((bundle / "config.json").read_text())
-    log = [r for r in _read_jsonl(run / "train-log.jsonl") if "step" in r]
-    notes = [r["note"] for r in _read_jsonl(run / "train-log.jsonl") if "note" in r]
+    log_path = (run or bundle) / "train-log.jsonl"
+    log = [r for r in _read_jsonl(log_path) if "step" in r]
+    notes = [r["note"] for r in _read_jsonl(log_path) if "note" in r]
     last = log[-1] if log else {}
     size_mb = sum(p.stat().st_size for p in bundle.iterdir() if p.is_file()) / 2**20
     out = [
@@ -74,7 +85,8 @@ def build_card(
         "",
         "| | |",
         "|---|---|",
-        "| files | `model.onnx` (int8 encoder, fp16 word embeddings, fp32 projection), `tokenizer.json`, `config.json` |",
+        "| files | `model.onnx` (fp32 encoder), `model.int8.onnx` (int8 encoder), both with fp16 word embeddings and an fp32 "
+        "vocabulary projection; `tokenizer.json`, `config.json`, `train-log.jsonl` |",
         f"| size | {size_mb:.1f} MB |",
         f"| scale | w = {cfg['w']:.4f}, exp(w) = {cfg['exp_w']:.3f} |",
         f"| top-K | {cfg['top_k']} tokens per sentence |",
@@ -86,14 +98,10 @@ def build_card(
         "## Training run",
         "",
         f"- Steps: {last.get('step', '?')} (epoch {last.get('epoch', '?')} of SQuAD train), "
-        f"wall time {last.get('elapsed_s', 0) / 3600:.2f} h of the last process segment.",
+        f"wall time {_wall_hours(log):.2f} h over all process segments.",
     ]
-    args = None
-    ckpts = sorted(run.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1]))
-    if ckpts:
-        import torch
-
-        args = torch.load(ckpts[-1], map_location="cpu", weights_only=False)["args"]
+    args = cfg.get("training_args")
+    if args:
         keys = ("batch", "max_length", "lr", "w_lr", "warmup", "steps", "sparta", "bf16", "threads", "seed")
         out.append("- Arguments: " + ", ".join(f"`{k}={args[k]}`" for k in keys if k in args))
     for n in notes:
@@ -138,7 +146,12 @@ def build_card(
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bundle", type=Path, required=True)
-    p.add_argument("--run", type=Path, required=True, help="training run folder (train-log.jsonl, step-N.pt)")
+    p.add_argument(
+        "--run",
+        type=Path,
+        default=None,
+        help="training run folder (default: the bundle's own train-log.jsonl)",
+    )
     p.add_argument("--curve", type=Path, default=None)
     p.add_argument("--report", nargs=2, action="append", default=[], metavar=("TITLE", "JSON"))
     p.add_argument("--extra", type=Path, default=None, help="JSON with machine and quantization comparison")
