@@ -214,6 +214,8 @@ class Engine:
                     cat.db.execute("DELETE FROM sources WHERE id = ?", [s.id])
         src = cat.get_source(sid)
         assert src is not None
+        if self._watcher is not None:
+            self._watcher.refresh()  # a running watch covers the new source at once
         return self._info(src)
 
     def remove_source(self, path: Path) -> None:

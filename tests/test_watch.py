@@ -97,3 +97,15 @@ def test_ignored_paths_do_not_trigger_indexing(watched) -> None:
     time.sleep(1.2)
     assert changed == []
     assert all(".swp" not in p and "node_modules" not in p for p in paths(e, "editor swap vendored text"))
+
+
+def test_a_source_added_while_watching_is_watched(watched, tmp_path: Path) -> None:
+    e, _d, _changed = watched
+    other = tmp_path / "more"
+    write(other / "stork.txt", "Storks nest on chimneys in spring.")
+    e.add_source(other)
+    e.index([other])
+    time.sleep(0.3)  # let the observer install the new watch
+    write(other / "crane.txt", "Cranes dance in pairs on the frozen marsh.")
+    took = wait_for(lambda: str(other / "crane.txt") in paths(e, "Where do cranes dance?"))
+    assert took <= FRESHNESS_S
