@@ -31,7 +31,7 @@ def samples_dir() -> Path | None:
 
 #: Examples offered first (answered well even by a young model); others fill the list.
 PREFERRED_EXAMPLES = (
-    "What was the Norman religion?",
+    "What did Tesla do in December 1878?",
     "Who introduced plague to Europe?",
     "What planet is Doctor Who from?",
     "When will Enron North America employees begin using XMS?",

@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-DOC_QUESTION = "What was the Norman religion?"
-MAIL_QUESTION = "Where is the Trading Track dinner on April 10, 2001?"
+DOC_QUESTION = "Who introduced plague to Europe?"
+MAIL_QUESTION = "When will Enron North America employees begin using XMS?"
 
 
 def main(argv: list[str] | None = None) -> int:
