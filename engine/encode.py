@@ -58,6 +58,11 @@ def default_threads() -> int:
     return max(1, min(4, n))
 
 
+# Small batches: the graph holds a float32 [batch, sentence positions, vocabulary] tensor before
+# max-pooling, so batch 32 peaked at 1.0 GB and ran slower than batch 4 (bench/indexing.py).
+DEFAULT_BATCH = 4
+
+
 class SparseEncoder:
     """``encode(sentences, contexts) -> list[SparseVector]``; ``question_ids(text)`` for queries."""
 
@@ -91,7 +96,7 @@ class SparseEncoder:
         return out
 
     def iter_batches(
-        self, sentences: Sequence[str], contexts: Sequence[str], batch_size: int = 32
+        self, sentences: Sequence[str], contexts: Sequence[str], batch_size: int = DEFAULT_BATCH
     ) -> Iterator[tuple[list[int], list[SparseVector]]]:
         """Yields (positions in the input, vectors) batch by batch, longest inputs first."""
         if len(sentences) != len(contexts):
@@ -102,7 +107,7 @@ class SparseEncoder:
             yield idx, self._run([sentences[i] for i in idx], [contexts[i] for i in idx])
 
     def encode(
-        self, sentences: Sequence[str], contexts: Sequence[str], batch_size: int = 32
+        self, sentences: Sequence[str], contexts: Sequence[str], batch_size: int = DEFAULT_BATCH
     ) -> list[SparseVector]:
         result: list[SparseVector | None] = [None] * len(sentences)
         for idx, vecs in self.iter_batches(sentences, contexts, batch_size):

@@ -66,7 +66,7 @@ from engine.catalog import (
     now_iso,
 )
 from engine.documents import Document, ExtractionError
-from engine.encode import SparseEncoder
+from engine.encode import DEFAULT_BATCH, SparseEncoder
 from engine.extract import MAX_FILE_BYTES, iter_extract
 from engine.index import IndexFormatError, IndexLockedError, SentenceIndex, SentenceRecord
 from engine.paths import Layout
@@ -106,7 +106,7 @@ COMMIT_SECONDS = 20.0
 #: float32 [batch, sentence positions, vocabulary] tensor before max-pooling, so peak memory
 #: grows ~35 MB per sentence of batch, and on 1-2 threads batches of 1-4 were also the
 #: fastest (bench/indexing.py; batch 32: 58/s and 1.0 GB, batch 4: 97/s and 0.3 GB).
-BATCH_SIZE = 4
+BATCH_SIZE = DEFAULT_BATCH  # see engine.encode
 #: Sentences collected (across documents and units) before they are encoded and added.
 FLUSH_SENTENCES = 128
 #: The quantiser is fitted on the first encoded batch; weights above its top level are
