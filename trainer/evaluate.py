@@ -365,6 +365,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated baselines to run: bm25,dense (default), or none",
     )
     parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N questions")
+    parser.add_argument(
+        "--query-tokens",
+        choices=("bundle", "unique", "counts"),
+        default="bundle",
+        help="a repeated question token counts once (unique) or per occurrence (counts); default: the bundle's",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -373,14 +379,23 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("nothing to evaluate: give --model and/or --baselines")
     if args.model is not None and not Path(args.model).is_dir():
         raise SystemExit(f"--model {args.model}: not a directory")
+    encoder = None
+    if args.model is not None and args.query_tokens != "bundle":
+        from engine.features import question_tokens
+
+        encoder = load_sparse_encoder(args.model)
+        unique = args.query_tokens == "unique"
+        encoder.question_ids = lambda text: question_tokens(encoder.tokenizer, text, unique=unique)
     report = run_evaluation(
         args.sentences,
         args.questions,
         model_dir=args.model,
         baselines=baselines,
         limit=args.limit,
+        encoder=encoder,
         log=lambda msg: print(msg, file=sys.stderr),
     )
+    report["query_tokens"] = args.query_tokens
     print(format_table(report))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
