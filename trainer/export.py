@@ -135,16 +135,14 @@ def check_agreement(
     model: SparcModel, bundle: Path, onnx_name: str, sentences: list[str], contexts: list[str]
 ) -> dict:
     """Top-100 token overlap and weight error of ONNX against torch on the given sentences."""
-    import onnxruntime as ort
+    from engine.encode import SparseEncoder
 
-    cfg = json.loads((bundle / "config.json").read_text())
-    tok = load_tokenizer(str(bundle / "tokenizer.json"))
-    feats = build_features(tok, sentences, contexts, cfg["max_length"])
-    sess = ort.InferenceSession(str(bundle / onnx_name), providers=["CPUExecutionProvider"])
-    ids, weights = sess.run(["top_ids", "top_weights"], feats)
+    enc = SparseEncoder(bundle, onnx_file=onnx_name)
+    feats = build_features(enc.tokenizer, sentences, contexts, enc.config.max_length)
+    ids, weights = enc.session.run(["top_ids", "top_weights"], feats)
     with torch.no_grad():
         t_ids, t_w = model.eval().sparse_topk(
-            {k: torch.from_numpy(v) for k, v in feats.items()}, k=cfg["top_k"]
+            {k: torch.from_numpy(v) for k, v in feats.items()}, k=enc.config.top_k
         )
     overlap = []
     for a, b in zip(ids[:, :100], t_ids[:, :100].numpy(), strict=True):

@@ -40,6 +40,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 DATA_DIR = Path(os.environ.get("SPARCDESK_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 DEFAULT_OUT = Path("runs/pools")
@@ -52,6 +53,16 @@ POOLS: dict[str, tuple[str, str]] = {
         "multireqa/data/test/RelationExtraction/candidates.json.gz",
     ),
 }
+
+
+class PassageSentence(Protocol):
+    """Anything with a passage id and a text: pool sentences and the trainer's sentences."""
+
+    @property
+    def passage_id(self) -> Any: ...
+
+    @property
+    def text(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -120,7 +131,7 @@ def write_pool(pool: Pool, out_dir: str | Path) -> None:
     )
 
 
-def contexts_of(sentences: Sequence[PoolSentence]) -> list[str]:
+def contexts_of(sentences: Sequence[PassageSentence]) -> list[str]:
     """For every sentence, the other sentences of its passage in order, joined with spaces."""
     by_passage: dict[str, list[int]] = defaultdict(list)
     for i, s in enumerate(sentences):

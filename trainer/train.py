@@ -31,6 +31,7 @@ from tqdm import tqdm
 from engine.features import build_features, load_tokenizer, question_tokens
 from trainer.data import Example, Sentence, load_training_data
 from trainer.model import SparcModel, default_base_path, load_encoder
+from trainer.pools import contexts_of
 
 
 def _dist_info() -> tuple[int, int]:
@@ -39,25 +40,18 @@ def _dist_info() -> tuple[int, int]:
     return 0, 1
 
 
-def _contexts(sentences: list[Sentence]) -> dict[int, list[int]]:
-    by_passage: dict[int, list[int]] = {}
-    for s in sentences:
-        by_passage.setdefault(s.passage_id, []).append(s.id)
-    return by_passage
-
-
 class Batcher:
     """Turns examples into encoder inputs and question bags, deterministically per (seed, epoch)."""
 
     def __init__(self, tokenizer_path: str, sentences: list[Sentence], max_length: int) -> None:
         self.tokenizer = load_tokenizer(tokenizer_path)
         self.sentences = sentences
-        self.passages = _contexts(sentences)
+        # sentence ids are positions in ``sentences``; the same context rule as the evaluation pools
+        self.contexts = contexts_of(sentences)
         self.max_length = max_length
 
     def context(self, sid: int) -> str:
-        s = self.sentences[sid]
-        return " ".join(self.sentences[o].text for o in self.passages[s.passage_id] if o != sid)
+        return self.contexts[sid]
 
     def encode(self, examples: list[Example]) -> tuple[dict[str, torch.Tensor], list[list[int]]]:
         # candidate order: positives, first negatives, second negatives
