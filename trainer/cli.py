@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "card": ("trainer.modelcard", "write a bundle's model card from its measurements"),
     "pools": ("trainer.pools", "build the MultiReQA evaluation pools in the generic format"),
     "evaluate": ("trainer.evaluate", "evaluate a model bundle and the baselines on a pool"),
+    "mlm-head": ("trainer.mlm_head", "add the masked-LM head and bodies that on-device adaptation needs"),
 }
 
 
