@@ -1,7 +1,7 @@
 """Evaluate SPARC against BM25 and a dense baseline on a pool in the generic format.
 
     sparcdesk-train evaluate --sentences S --questions Q --model BUNDLE_DIR \\
-        [--json OUT] [--baselines bm25,dense] [--limit N]
+        [--json OUT] [--baselines bm25,dense] [--limit N] [--idf] [--hybrid]
 
 ``S``/``Q`` are ``sentences.jsonl``/``questions.jsonl`` (see ``trainer.pools`` and
 docs/evaluation.md). Every system ranks the whole pool for every question and keeps the top
@@ -10,9 +10,17 @@ entries per sentence, and the mean time of one question searched alone (ms). ``-
 evaluates the first N questions against the full pool. ``--model`` may be left out to run the
 baselines only; ``--baselines none`` runs SPARC only.
 
+A question with ``gold_passages`` instead of ``gold`` is judged at document level: units
+(a sentence's ``doc_id``, else its ``passage_id``) are ranked by their best sentence (first
+occurrence in the sentence ranking) and the metrics, nDCG@10 included, are over units.
+
 SPARC scoring (SPARC.md §1): a CSR matrix of sentence sparse vectors (sentences x vocabulary)
 times the question's bag of token ids; a token id the encoder returns twice counts twice.
 Encoded sentence vectors are cached per (bundle, pool) under ``runs/cache`` as ``.npz``.
+``--idf`` adds a row with each question token weighted by ``log(N / N_t)`` over the pool's
+sentences (``engine.quantize.idf_weight``, as the app's ``idf`` option); ``--hybrid`` adds
+rows fusing SPARC with the app's BM25 exactly as the app does (``engine.search.fuse``: raw
+scores over each system's top 100, a missing score filled with that list's minimum).
 """
 
 from __future__ import annotations
@@ -25,32 +33,35 @@ import platform
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from trainer.baselines import TOP_K, top_k_indices
-from trainer.metrics import evaluate_rankings
-from trainer.pools import contexts_of, read_questions, read_sentences
+from trainer.metrics import Relevance, evaluate_rankings
+from trainer.pools import PoolSentence, contexts_of, read_questions, read_sentences
 
 DEFAULT_CACHE = Path("runs/cache")
 BASELINES = ("bm25", "dense")
 LATENCY_SAMPLE = 200
 ENCODE_CHUNK = 256
+#: Depth of each list the hybrid fuses (the app's ``engine.search.HYBRID_DEPTH``).
+HYBRID_DEPTH = 100
 
 
 # ---------------------------------------------------------------------------------------------
 # SPARC
 
 
-def load_sparse_encoder(bundle_dir: str | Path):
+def load_sparse_encoder(bundle_dir: str | Path, threads: int | None = None):
     """``engine.encode.SparseEncoder`` for a model bundle (imported late: it is optional here)."""
     try:
         from engine.encode import SparseEncoder
     except ImportError as exc:  # pragma: no cover - until engine/encode.py lands
         raise SystemExit(f"cannot evaluate a bundle: engine.encode is not available ({exc})") from exc
-    return SparseEncoder(str(bundle_dir))
+    return SparseEncoder(str(bundle_dir), threads=threads)
 
 
 def bundle_fingerprint(bundle_dir: str | Path) -> str:
@@ -121,7 +132,12 @@ def encode_matrix(
 
 
 class SparcRetriever:
-    """Scores = sentence matrix . question bag of ids; the same interface as the baselines."""
+    """Scores = sentence matrix . question bag of ids; the same interface as the baselines.
+
+    With ``idf`` each question token's weight is multiplied by ``log(N / N_t)`` over the
+    pool's sentences (N_t: sentences whose vector has the token; 1 when none has it), the
+    app's ``idf`` option without its rounding of the IDF to the index's integer grid.
+    """
 
     name = "SPARC"
 
@@ -132,17 +148,21 @@ class SparcRetriever:
         contexts: Sequence[str],
         bundle_dir: str | Path | None = None,
         cache_dir: str | Path | None = DEFAULT_CACHE,
+        idf: bool = False,
+        matrix: sp.csr_matrix | None = None,
     ):
         self.encoder = encoder
+        self.use_idf = idf
+        if idf:
+            self.name = "SPARC +IDF"
         vocab_size = (
             getattr(encoder, "vocab_size", None)
             or getattr(getattr(encoder, "config", None), "vocab_size", None)
             or _bundle_vocab_size(bundle_dir)
         )
         self.cache_path: Path | None = None
-        self.from_cache = False
-        matrix = None
-        if cache_dir is not None and bundle_dir is not None:
+        self.from_cache = matrix is not None
+        if matrix is None and cache_dir is not None and bundle_dir is not None:
             bundle = Path(bundle_dir)
             name = f"sparc-{bundle.resolve().name}-{bundle_fingerprint(bundle)[:12]}-{pool_fingerprint(sentences, contexts)[:12]}.npz"
             self.cache_path = Path(cache_dir) / name
@@ -165,6 +185,22 @@ class SparcRetriever:
         # column access for scoring: rows and weights of every vocabulary id
         csc = matrix.tocsc()
         self._col_ptr, self._col_rows, self._col_data = csc.indptr, csc.indices, csc.data
+        self.idf = self._idf_vector() if idf else None
+
+    def _idf_vector(self) -> np.ndarray:
+        """IDF of every vocabulary id, computed by the app's own ``idf_weight``."""
+        from engine.quantize import idf_weight
+
+        df = np.diff(self._col_ptr)
+        return np.array([idf_weight(int(d), self.n) for d in df.tolist()], dtype=np.float32)
+
+    def with_idf(self) -> SparcRetriever:
+        """The same encoded pool scored with IDF (shares the matrix; no re-encoding)."""
+        other = SparcRetriever.__new__(SparcRetriever)
+        other.__dict__.update(self.__dict__)
+        other.use_idf, other.name = True, "SPARC +IDF"
+        other.idf = self._idf_vector()
+        return other
 
     def scores(self, question: str) -> np.ndarray:
         ids = np.asarray(self.encoder.question_ids(question), dtype=np.int64)
@@ -176,8 +212,15 @@ class SparcRetriever:
         for v, c in zip(uniq.tolist(), counts.tolist(), strict=True):
             lo, hi = self._col_ptr[v], self._col_ptr[v + 1]
             if hi > lo:
-                scores[self._col_rows[lo:hi]] += c * self._col_data[lo:hi]
+                weight = c * (float(self.idf[v]) if self.idf is not None else 1.0)
+                scores[self._col_rows[lo:hi]] += weight * self._col_data[lo:hi]
         return scores
+
+    def top(self, question: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k sentence indices with their scores (what the hybrid fuses)."""
+        scores = self.scores(question)
+        idx = top_k_indices(scores, k)
+        return idx, scores[idx]
 
     def search(self, question: str, k: int = TOP_K) -> np.ndarray:
         return top_k_indices(self.scores(question), k)
@@ -187,20 +230,179 @@ class SparcRetriever:
 
 
 # ---------------------------------------------------------------------------------------------
+# the app's BM25 and hybrid
+
+
+class AppBM25Retriever:
+    """The app's BM25: tantivy over sentence text with the index's own analyzer
+    (``engine.index``), so that the hybrid fuses the scores the app would fuse."""
+
+    name = "BM25 (app)"
+
+    def __init__(self, sentences: Sequence[str]):
+        import tantivy
+
+        from engine.index import TEXT_ANALYZER, _text_analyzer
+
+        sb = tantivy.SchemaBuilder()
+        sb.add_integer_field("sentence_id", stored=False, indexed=True, fast=True)
+        sb.add_text_field("text", stored=False, tokenizer_name=TEXT_ANALYZER, index_option="position")
+        self._schema = sb.build()
+        index = tantivy.Index(self._schema)
+        index.register_tokenizer(TEXT_ANALYZER, _text_analyzer())
+        writer = index.writer(heap_size=64_000_000, num_threads=1)
+        for i, text in enumerate(sentences):
+            writer.add_document(tantivy.Document(sentence_id=i, text=text))
+        writer.commit()
+        writer.wait_merging_threads()
+        index.reload()
+        self._tantivy = tantivy
+        self._searcher = index.searcher()
+        self._analyzer = _text_analyzer()
+        self.n = len(sentences)
+        self.median_nnz = None
+
+    def top(self, question: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """As ``SentenceIndex.bm25``: distinct analysed terms, OR query, ties by sentence id."""
+        from engine.index import SentenceIndex
+
+        terms = list(dict.fromkeys(self._analyzer.analyze(question)))
+        if not terms or k <= 0:
+            return np.empty(0, np.int64), np.empty(0, np.float64)
+        t = self._tantivy
+        query = t.Query.boolean_query(
+            [(t.Occur.Should, t.Query.term_query(self._schema, "text", term)) for term in terms]
+        )
+        rows = SentenceIndex._ranked(self._searcher, query, k)
+        return (
+            np.array([r[0] for r in rows], dtype=np.int64),
+            np.array([r[1] for r in rows], dtype=np.float64),
+        )
+
+    def search(self, question: str, k: int = TOP_K) -> np.ndarray:
+        return self.top(question, k)[0]
+
+    def search_batch(self, questions: Sequence[str], k: int = TOP_K) -> list[np.ndarray]:
+        return [self.search(q, k) for q in questions]
+
+
+class HybridRetriever:
+    """SPARC + the app's BM25 fused by the app's own ``engine.search.fuse`` (CAI): raw scores
+    over each system's top ``depth``; a sentence missing from a list gets that list's minimum.
+    The ranking is the fused list only (at most 2 x depth sentences), as in the app."""
+
+    def __init__(self, sparc: SparcRetriever, bm25: AppBM25Retriever, depth: int = HYBRID_DEPTH):
+        self.sparc, self.bm25, self.depth = sparc, bm25, depth
+        self.name = f"{sparc.name} +hybrid"
+        self.median_nnz = sparc.median_nnz
+
+    def search(self, question: str, k: int = TOP_K) -> np.ndarray:
+        from engine.index import Hit
+        from engine.search import fuse
+
+        s_idx, s_sc = self.sparc.top(question, self.depth)
+        s_keep = s_sc > 0  # the app's index returns only sentences that match a token
+        b_idx, b_sc = self.bm25.top(question, self.depth)
+        fused = fuse(
+            [Hit(int(i), float(v)) for i, v in zip(s_idx[s_keep], s_sc[s_keep], strict=True)],
+            [Hit(int(i), float(v)) for i, v in zip(b_idx, b_sc, strict=True)],
+        )
+        return np.array([sid for sid, _ in fused[:k]], dtype=np.int64)
+
+    def search_batch(self, questions: Sequence[str], k: int = TOP_K) -> list[np.ndarray]:
+        return [self.search(q, k) for q in questions]
+
+
+# ---------------------------------------------------------------------------------------------
 # evaluation
+
+
+@dataclass
+class EvalSet:
+    """A pool read for evaluation: questions with sentence-index or unit-level relevance."""
+
+    pool: list[PoolSentence]
+    questions: list[str]
+    relevants: list[Relevance]  # sentence indices, or {unit id: grade} when doc_level
+    doc_level: list[bool]
+    units: list[str]  # unit (doc_id, else passage_id) of every sentence
+    skipped: int = 0
+
+    @property
+    def texts(self) -> list[str]:
+        return [s.text for s in self.pool]
+
+    def contexts(self) -> list[str]:
+        return contexts_of(self.pool)
+
+
+def load_eval_set(
+    sentences_path: str | Path, questions_path: str | Path, limit: int | None = None
+) -> EvalSet:
+    """Read and check a pool; a question with neither gold is skipped (and counted)."""
+    pool = read_sentences(sentences_path)
+    index = {s.id: i for i, s in enumerate(pool)}
+    if len(index) != len(pool):
+        raise ValueError(f"{sentences_path}: sentence ids are not unique")
+    units = [s.unit for s in pool]
+    unit_set = set(units)
+    questions: list[str] = []
+    relevants: list[Relevance] = []
+    doc_level: list[bool] = []
+    skipped = 0
+    for q in read_questions(questions_path):
+        if q.gold_passages:
+            missing = [u for u in q.gold_passages if u not in unit_set]
+            if missing:
+                raise ValueError(f"question {q.id}: gold passages {missing[:3]} are not in {sentences_path}")
+            questions.append(q.question)
+            relevants.append(dict(q.gold_passages))
+            doc_level.append(True)
+            continue
+        missing = [g for g in q.gold if g not in index]
+        if missing:
+            raise ValueError(f"question {q.id}: gold ids {missing[:3]} are not in {sentences_path}")
+        if not q.gold:
+            skipped += 1
+            continue
+        questions.append(q.question)
+        relevants.append({index[g] for g in q.gold})
+        doc_level.append(False)
+    if limit is not None:
+        questions, relevants, doc_level = questions[:limit], relevants[:limit], doc_level[:limit]
+    return EvalSet(pool, questions, relevants, doc_level, units, skipped)
+
+
+def unit_ranking(ranking: Sequence[int], units: Sequence[str]) -> list[str]:
+    """Units ranked by their best sentence: first occurrence in the sentence ranking."""
+    seen: dict[str, None] = {}
+    for i in ranking:
+        seen.setdefault(units[int(i)], None)
+    return list(seen)
 
 
 def measure(
     retriever,
     questions: Sequence[str],
-    relevants: Sequence[set[int]],
+    relevants: Sequence[Relevance],
     k: int = TOP_K,
     latency_sample: int = LATENCY_SAMPLE,
+    units: Sequence[str] | None = None,
+    doc_level: Sequence[bool] | None = None,
 ) -> dict:
-    """Metrics (percent) of one retriever, plus the mean ms of one question searched alone."""
+    """Metrics (percent) of one retriever, plus the mean ms of one question searched alone.
+
+    Questions flagged in ``doc_level`` are judged on the unit ranking (``unit_ranking``).
+    """
     t0 = time.perf_counter()
-    rankings = retriever.search_batch(questions, k)
+    rankings: list = list(retriever.search_batch(questions, k))
     rank_s = time.perf_counter() - t0
+    if doc_level is not None and any(doc_level):
+        if units is None:
+            raise ValueError("document-level questions need the units of the sentences")
+        rankings = [
+            unit_ranking(r, units) if flag else r for r, flag in zip(rankings, doc_level, strict=True)
+        ]
     metrics = evaluate_rankings(rankings, relevants, cutoff=k)
     sample = list(questions[:latency_sample])
     for q in sample[:3]:  # warm-up
@@ -246,26 +448,18 @@ def run_evaluation(
     encoder=None,
     latency_sample: int = LATENCY_SAMPLE,
     log=print,
+    idf: bool = False,
+    hybrid: bool = False,
+    threads: int | None = None,
 ) -> dict:
-    """Evaluate the requested systems; returns the report written as JSON by the command."""
-    pool = read_sentences(sentences_path)
-    all_questions = read_questions(questions_path)
-    index = {s.id: i for i, s in enumerate(pool)}
-    if len(index) != len(pool):
-        raise ValueError(f"{sentences_path}: sentence ids are not unique")
-    questions, relevants, skipped = [], [], 0
-    for q in all_questions:
-        missing = [g for g in q.gold if g not in index]
-        if missing:
-            raise ValueError(f"question {q.id}: gold ids {missing[:3]} are not in {sentences_path}")
-        if not q.gold:
-            skipped += 1
-            continue
-        questions.append(q.question)
-        relevants.append({index[g] for g in q.gold})
-    if limit is not None:
-        questions, relevants = questions[:limit], relevants[:limit]
-    texts = [s.text for s in pool]
+    """Evaluate the requested systems; returns the report written as JSON by the command.
+
+    With a model, ``idf`` adds a "SPARC +IDF" row and ``hybrid`` a "+hybrid" row for each
+    SPARC row (one encoding serves them all).
+    """
+    data = load_eval_set(sentences_path, questions_path, limit)
+    pool, questions, relevants, skipped = data.pool, data.questions, data.relevants, data.skipped
+    texts = data.texts
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     report: dict = {
         "sentences": str(sentences_path),
@@ -274,6 +468,7 @@ def run_evaluation(
         "n_sentences": len(pool),
         "n_questions": len(questions),
         "questions_without_gold": skipped,
+        "document_level_questions": sum(data.doc_level),
         "limit": limit,
         "top_k": TOP_K,
         "metrics_unit": "percent; r@k = at least one gold sentence in the top k",
@@ -304,18 +499,37 @@ def run_evaluation(
     if model_dir is not None or encoder is not None:
         t0 = time.perf_counter()
         if encoder is None:
-            encoder = load_sparse_encoder(model_dir)
+            encoder = (
+                load_sparse_encoder(model_dir, threads=threads)
+                if threads is not None
+                else load_sparse_encoder(model_dir)
+            )
         retriever = SparcRetriever(
             encoder, texts, contexts_of(pool), bundle_dir=model_dir, cache_dir=cache_dir
         )
-        systems.append((retriever, time.perf_counter() - t0))
+        index_s = time.perf_counter() - t0
+        sparc_rows = [retriever] + ([retriever.with_idf()] if idf else [])
+        systems.extend((r, index_s) for r in sparc_rows)
+        if hybrid:
+            t0 = time.perf_counter()
+            app_bm25 = AppBM25Retriever(texts)
+            bm25_s = time.perf_counter() - t0
+            systems.extend((HybridRetriever(r, app_bm25), index_s + bm25_s) for r in sparc_rows)
 
     for retriever, index_s in systems:
-        row = measure(retriever, questions, relevants, latency_sample=latency_sample)
+        row = measure(
+            retriever,
+            questions,
+            relevants,
+            latency_sample=latency_sample,
+            units=data.units,
+            doc_level=data.doc_level,
+        )
         row["index_s"] = index_s
-        if isinstance(retriever, SparcRetriever):
-            row["cache"] = str(retriever.cache_path) if retriever.cache_path else None
-            row["from_cache"] = retriever.from_cache
+        sparc = retriever.sparc if isinstance(retriever, HybridRetriever) else retriever
+        if isinstance(sparc, SparcRetriever):
+            row["cache"] = str(sparc.cache_path) if sparc.cache_path else None
+            row["from_cache"] = sparc.from_cache
         report["results"].append(row)
         log(
             f"{row['system']}: MRR {row['mrr@1000']:.2f} R@1 {row['r@1']:.2f} R@10 {row['r@10']:.2f} "
@@ -366,6 +580,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N questions")
     parser.add_argument(
+        "--idf",
+        action="store_true",
+        help="also score SPARC with each question token weighted by its IDF over the pool (the app's idf)",
+    )
+    parser.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="also fuse SPARC with the app's BM25 as the app does (top 100 of each, plain sum)",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=None, help="encoder threads (default: the engine's)"
+    )
+    parser.add_argument(
         "--query-tokens",
         choices=("bundle", "unique", "counts"),
         default="bundle",
@@ -383,7 +610,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model is not None and args.query_tokens != "bundle":
         from engine.features import question_tokens
 
-        encoder = load_sparse_encoder(args.model)
+        encoder = load_sparse_encoder(args.model, threads=args.threads)
         unique = args.query_tokens == "unique"
         encoder.question_ids = lambda text: question_tokens(encoder.tokenizer, text, unique=unique)
     report = run_evaluation(
@@ -394,6 +621,9 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         encoder=encoder,
         log=lambda msg: print(msg, file=sys.stderr),
+        idf=args.idf,
+        hybrid=args.hybrid,
+        threads=args.threads,
     )
     report["query_tokens"] = args.query_tokens
     print(format_table(report))

@@ -6,6 +6,9 @@ Generic format (one directory per pool, see docs/evaluation.md):
   of a passage in reading order. The context of a sentence is the other sentences of the same
   ``passage_id``, in order, joined with single spaces.
 - ``questions.jsonl``: ``{"id", "question", "gold": [sentence ids]}``.
+- Document-level sets (CISI, TIME) give a question ``"gold_passages": {unit id: grade}`` (or
+  a list, grade 1) instead of ``gold``; the unit of a sentence is its optional ``doc_id``,
+  else its ``passage_id``. The evaluator ranks units by their best sentence.
 
 How a MultiReQA pool is rebuilt (the rules of MultiReQA / ReQA's ``squad_eval.py``):
 
@@ -67,16 +70,27 @@ class PassageSentence(Protocol):
 
 @dataclass(frozen=True)
 class PoolSentence:
+    """``doc_id`` (optional) groups passages into the unit a document-level set judges."""
+
     id: str
     passage_id: str
     text: str
+    doc_id: str | None = None
+
+    @property
+    def unit(self) -> str:
+        """What ``gold_passages`` refers to: the document when known, else the passage."""
+        return self.doc_id if self.doc_id is not None else self.passage_id
 
 
 @dataclass(frozen=True)
 class PoolQuestion:
+    """``gold`` lists sentence ids; ``gold_passages`` (document-level) maps unit ids to grades."""
+
     id: str
     question: str
     gold: list[str]
+    gold_passages: dict[str, float] | None = None
 
 
 @dataclass
@@ -112,23 +126,56 @@ def write_jsonl(path: str | Path, rows: Iterable[dict]) -> None:
 
 def read_sentences(path: str | Path) -> list[PoolSentence]:
     """``sentences.jsonl``; ids are kept as strings (ints in the file are accepted)."""
-    return [PoolSentence(str(r["id"]), str(r["passage_id"]), r["text"]) for r in read_jsonl(path)]
+    return [
+        PoolSentence(
+            str(r["id"]),
+            str(r["passage_id"]),
+            r["text"],
+            str(r["doc_id"]) if r.get("doc_id") is not None else None,
+        )
+        for r in read_jsonl(path)
+    ]
+
+
+def _grades(value: Any) -> dict[str, float] | None:
+    """``gold_passages`` as a mapping: a list means grade 1 for each listed unit."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return {str(k): float(v) for k, v in value.items()}
+    return {str(k): 1.0 for k in value}
 
 
 def read_questions(path: str | Path) -> list[PoolQuestion]:
-    return [PoolQuestion(str(r["id"]), r["question"], [str(g) for g in r["gold"]]) for r in read_jsonl(path)]
+    return [
+        PoolQuestion(
+            str(r["id"]),
+            r["question"],
+            [str(g) for g in r.get("gold") or []],
+            _grades(r.get("gold_passages")),
+        )
+        for r in read_jsonl(path)
+    ]
+
+
+def _sentence_row(s: PoolSentence) -> dict:
+    row = {"id": s.id, "passage_id": s.passage_id, "text": s.text}
+    if s.doc_id is not None:
+        row["doc_id"] = s.doc_id
+    return row
+
+
+def _question_row(q: PoolQuestion) -> dict:
+    row: dict[str, Any] = {"id": q.id, "question": q.question, "gold": q.gold}
+    if q.gold_passages is not None:
+        row["gold_passages"] = q.gold_passages
+    return row
 
 
 def write_pool(pool: Pool, out_dir: str | Path) -> None:
     out_dir = Path(out_dir)
-    write_jsonl(
-        out_dir / "sentences.jsonl",
-        ({"id": s.id, "passage_id": s.passage_id, "text": s.text} for s in pool.sentences),
-    )
-    write_jsonl(
-        out_dir / "questions.jsonl",
-        ({"id": q.id, "question": q.question, "gold": q.gold} for q in pool.questions),
-    )
+    write_jsonl(out_dir / "sentences.jsonl", (_sentence_row(s) for s in pool.sentences))
+    write_jsonl(out_dir / "questions.jsonl", (_question_row(q) for q in pool.questions))
 
 
 def contexts_of(sentences: Sequence[PassageSentence]) -> list[str]:
