@@ -1,36 +1,23 @@
-"""The on-disk sentence index: exact SPARC impact scoring, BM25 and filters on tantivy.
+"""The on-disk sentence index: tantivy for text, BM25, stored fields, filters and deletes;
+exact SPARC scoring from a column store of the same quantised levels (:mod:`engine.columns`).
 
-Why tantivy: crash-safe atomic commits, an exclusive writer lock, segment merging, deletes
-and BM25 for the hybrid, from one dependency that ships wheels for every desktop platform.
+Why tantivy: crash-safe atomic commits, an exclusive writer lock, deletes and BM25 for the
+hybrid, from one dependency that ships wheels for every desktop platform.
 
-Impact scoring layout (see :mod:`engine.quantize` for the exact arithmetic)
---------------------------------------------------------------------------
-Each (token, level) pair of a sentence is indexed as terms of the ``imp`` field, and a
-question is a boolean SHOULD of constant-score term clauses, so tantivy only adds integer
-constants: top-k is exact. The simplest layout, one term per (token, level), makes a
-10-15-token question a union of ~2,000 tiny posting lists, and tantivy pays ~2-7 us per
-clause (term lookup, scorer, union bookkeeping): too slow (see ``bench/search_latency.py``).
-So a level is split into two digits in base ``B`` (default 16; ``B = 256`` is the one term per
-level layout):
+Why SPARC scoring is not in tantivy (it was, as impact terms with base-16 level digits and
+constant-score clauses): a 10-15-token question visits ~400k postings at 100k sentences
+(~11M with the shipped model's vectors, whose ~1,000 most common tokens nearly every
+sentence has) and tantivy's union costs ~19 ns per posting: 11.6 ms p50 at 100k. The column
+store adds dense uint8 columns and sparse postings with numpy in int32, the arithmetic of
+:mod:`engine.quantize`, so scores stay bit-identical to the oracle's (bench/search_latency.py).
 
-* ``{token:05d}a{level % B:03d}``  always present (even when the digit is 0), and
-* ``{token:05d}b{level // B:03d}`` only when ``level >= B``.
+One commit covers both stores: column files are written first and named in a pending
+state, then tantivy commits (the atomic step), then the column manifest records tantivy's
+opstamp; opening reconciles the two (see :mod:`engine.columns`). Filters are tantivy queries
+whose matching sentence ids restrict the candidates (cached per filter and commit), so
+they never change a score.
 
-A clause on an ``a`` term scores ``digit * multiplier``, on a ``b`` term ``digit * B *
-multiplier``; a sentence matches one ``a`` term and at most one ``b`` term of a token, so
-the sum is its level times the multiplier: still exact, with at most ``(B - 1) + 255 // B``
-clauses per question token (30 for B = 16) and 1-2 postings per (sentence, token). The ``a`` terms of a token
-partition its sentences, so their doc frequencies add up to the token's document frequency
-(IDF) without a separate field. Fixed-width ASCII terms let :func:`impact_text` build a
-sentence's terms with numpy instead of a Python loop over 1,000 pairs.
-
-Ranking: score descending, then sentence id ascending, the same rule as the oracle; hits at
-the top-k boundary that tie are fetched until the tie is resolved, so the cut is exact too.
-
-Measured (50k synthetic sentences, 12-token questions, top-1000, search only): B = 256
-10.4 ms, B = 64 6.9 ms, B = 32 3.6 ms, B = 16 3.6 ms. What remains is tantivy's union cost,
-~19 ns of CPU per posting visited (~400k postings per question at 100k sentences), so
-latency grows linearly with the corpus; bench/search_latency.py has the current numbers.
+Ranking: score descending, then sentence id ascending, the same rule as the oracle.
 """
 
 from __future__ import annotations
@@ -49,15 +36,18 @@ from typing import Any
 import numpy as np
 import tantivy
 
-from engine.quantize import MAX_LEVEL, Quantizer, QueryWeights, idf_weight, query_weights
+from engine.columns import ColumnStore, ColumnStoreError, ColumnView
+from engine.quantize import Quantizer, QueryWeights, idf_weight, query_weights
 from engine.sparse import VOCAB_SIZE, SparseVector
 
-FORMAT_VERSION = 1
+#: 2: SPARC levels in the column store (1 had them as tantivy impact terms).
+FORMAT_VERSION = 2
 META_FILE = "sparcdesk-index.json"
 IDS_FILE = "sparcdesk-ids.json"
-DEFAULT_BASE = 16
-CLAUSE_CACHE_SIZE = 8192
+TANTIVY_META = "meta.json"
 TEXT_ANALYZER = "sparc_en"
+#: Sentence-id sets of this many recent filters are kept per commit.
+FILTER_CACHE_SIZE = 32
 
 # Stored display fields travel as one JSON blob in a stored-only bytes field: tantivy text
 # fields are always indexed, and indexing passages or recipients would only cost space.
@@ -185,43 +175,6 @@ def folder_terms(path: str) -> list[str]:
     return out
 
 
-def _ascii_table(n: int, width: int) -> np.ndarray:
-    """Zero-padded decimal ASCII digits of 0..n-1 as a uint8 ``[n, width]`` lookup table."""
-    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
-    return ((np.arange(n, dtype=np.int64)[:, None] // powers) % 10 + 48).astype(np.uint8)
-
-
-_TOKEN_ASCII = _ascii_table(100_000, 5)
-_VALUE_ASCII = _ascii_table(1000, 3)
-
-
-def _encode_terms(tokens: np.ndarray, letter: int, values: np.ndarray) -> np.ndarray:
-    """Rows of ``b"TTTTTLVVV "`` (token, position letter, value) as a uint8 matrix."""
-    out = np.empty((tokens.shape[0], 10), dtype=np.uint8)
-    out[:, 0:5] = _TOKEN_ASCII[tokens]
-    out[:, 5] = letter
-    out[:, 6:9] = _VALUE_ASCII[values]
-    out[:, 9] = 32
-    return out
-
-
-def impact_text(ids: np.ndarray, levels: np.ndarray, base: int) -> str:
-    """Space-separated impact terms of one sentence (see the module docstring)."""
-    keep = levels > 0
-    t = ids[keep].astype(np.int64)
-    lv = levels[keep].astype(np.int64)
-    lo = lv % base
-    hi = lv // base
-    big = hi > 0
-    rows = np.concatenate([_encode_terms(t, 97, lo), _encode_terms(t[big], 98, hi[big])])
-    return rows.tobytes().decode("ascii")
-
-
-def term_prefix(token: int) -> str:
-    """Prefix shared by all impact terms of ``token``."""
-    return f"{token:05d}"
-
-
 def _text_analyzer() -> tantivy.TextAnalyzer:
     """English BM25 analysis: lowercase, Lucene English stopwords, Snowball stemmer
     (SPARC.md §4 finds stemming and stopwords make BM25 a much stronger baseline)."""
@@ -245,7 +198,6 @@ def build_schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_integer_field("sentence_id", stored=True, indexed=True, fast=True)
     sb.add_text_field("doc_key", stored=True, tokenizer_name="raw", index_option="basic")
-    sb.add_text_field("imp", stored=False, tokenizer_name="default", index_option="basic")
     sb.add_text_field("text", stored=True, tokenizer_name=TEXT_ANALYZER, index_option="position")
     sb.add_bytes_field("meta", stored=True, indexed=False)
     sb.add_text_field("folder", tokenizer_name="raw", index_option="basic")
@@ -272,13 +224,18 @@ def _write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
 
 @dataclass
 class _View:
-    """A searcher with the per-token caches built from it. ``reload`` swaps the whole view in
-    one assignment, so a search running in another thread keeps a consistent searcher and
-    can never put term lists of an old searcher into the new caches."""
+    """A searcher, the column view of the same commit and the filter cache built from them.
+    ``reload`` swaps the whole view in one assignment, so a search running in another thread
+    keeps a consistent pair and never caches one commit's filter under another."""
 
     searcher: tantivy.Searcher
-    token_terms: dict[int, tuple[list[tuple[Any, int]], int]] = field(default_factory=dict)
-    clauses: dict[tuple[int, int], list[tuple[tantivy.Occur, tantivy.Query]]] = field(default_factory=dict)
+    columns: ColumnView
+    filters: dict[str, list[np.ndarray]] = field(default_factory=dict)
+
+
+def _tantivy_opstamp(path: Path) -> int:
+    """Opstamp of tantivy's last commit, from its meta file (merges keep it)."""
+    return int(json.loads((path / TANTIVY_META).read_text(encoding="utf-8"))["opstamp"])
 
 
 def _load(searcher: tantivy.Searcher, addr: Any) -> dict[str, Any]:
@@ -315,13 +272,12 @@ class SentenceIndex:
         self._index = index
         self._meta = dict(meta)
         self.quantizer = Quantizer.from_dict(meta["quantizer"])
-        self.base = int(meta["layout"]["base"])
         self.vocab_size = int(meta.get("vocab_size", VOCAB_SIZE))
         self._schema = index.schema
         self._index.register_tokenizer(TEXT_ANALYZER, _text_analyzer())
         self._analyzer = _text_analyzer()
         self._writer: tantivy.IndexWriter | None = None
-        self._view = _View(index.searcher())
+        self._columns = ColumnStore(path)
         self._next_id = 0
         self._pending = False
         self._writer_args = (writer_heap, writer_threads)
@@ -334,6 +290,17 @@ class SentenceIndex:
                         f"index at {path} is being written by another sparcdesk process"
                     ) from e
                 raise
+            try:
+                self._columns.recover(_tantivy_opstamp(path))
+            except ColumnStoreError as e:
+                self._writer = None
+                raise IndexFormatError(str(e)) from e
+        try:
+            self._view = self._fresh_view(None)
+        except ColumnStoreError as e:
+            self._writer = None
+            raise IndexFormatError(str(e)) from e
+        if self._writer is not None:
             self._next_id = max(self._stored_next_id(), self.max_sentence_id() + 1)
 
     # ---- opening and closing
@@ -343,7 +310,6 @@ class SentenceIndex:
         cls,
         path: str | os.PathLike[str],
         quantizer: Quantizer,
-        base: int = DEFAULT_BASE,
         model: Mapping[str, Any] | None = None,
         writer_heap: int = 128_000_000,
         writer_threads: int = 1,
@@ -354,21 +320,20 @@ class SentenceIndex:
         new model means a new index, see the catalog's generations). ``model`` is recorded
         in the metadata for provenance.
         """
-        if not 16 <= base <= MAX_LEVEL + 1:
-            raise ValueError("base must be in 16..256 (two digits cover levels up to 255)")
         p = Path(path)
         p.mkdir(parents=True, exist_ok=True)
         if (p / META_FILE).exists() or tantivy.Index.exists(str(p)):
             raise FileExistsError(f"an index already exists at {p}")
         meta = {
             "format": FORMAT_VERSION,
-            "layout": {"kind": "impact-digits", "base": base},
+            "layout": {"kind": "columns"},
             "quantizer": quantizer.to_dict(),
             "vocab_size": VOCAB_SIZE,
             "model": dict(model or {}),
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
         index = tantivy.Index(build_schema(), path=str(p), reuse=False)
+        ColumnStore.create(p, _tantivy_opstamp(p))
         _write_json_atomic(p / META_FILE, meta)
         return cls(p, index, meta, True, writer_heap, writer_threads)
 
@@ -402,6 +367,7 @@ class SentenceIndex:
                     self._writer.rollback()
             self._writer = None
             self._pending = False
+            self._columns.rollback()
 
     def __enter__(self) -> SentenceIndex:
         return self
@@ -450,17 +416,18 @@ class SentenceIndex:
                 self._next_id += 1
             else:
                 self._next_id = max(self._next_id, int(sid) + 1)
-            writer.add_document(self._document(int(sid), rec, vec))
+            writer.add_document(self._document(int(sid), rec))
+            levels = self.quantizer.levels(vec.weights)
+            self._columns.add(int(sid), rec.doc_key, vec.ids, levels)
             out.append(int(sid))
         if out:
             self._pending = True
         return out
 
-    def _document(self, sid: int, rec: SentenceRecord, vec: SparseVector) -> tantivy.Document:
+    def _document(self, sid: int, rec: SentenceRecord) -> tantivy.Document:
         doc = tantivy.Document()
         doc.add_integer("sentence_id", sid)
         doc.add_text("doc_key", rec.doc_key)
-        doc.add_text("imp", impact_text(vec.ids, self.quantizer.levels(vec.weights), self.base))
         doc.add_text("text", rec.text)
         date = _epoch(rec.date)
         meta = {k: getattr(rec, k) for k in _META_KEYS}
@@ -483,24 +450,37 @@ class SentenceIndex:
     def delete_document(self, doc_key: str) -> None:
         """Delete every sentence of a document (effective at :meth:`commit`)."""
         self._w().delete_documents_by_term("doc_key", doc_key)
+        # The column store learns which ids these are: the committed ones from tantivy,
+        # the ones added since the last commit from its own buffer.
+        self._columns.delete_ids(self.document_sentence_ids(doc_key))
+        self._columns.delete_key(doc_key)
         self._pending = True
 
     def delete_sentence(self, sentence_id: int) -> None:
         """Delete one sentence by id (effective at :meth:`commit`)."""
         self._w().delete_documents_by_term("sentence_id", int(sentence_id))
+        self._columns.delete_ids([int(sentence_id)])
         self._pending = True
 
     def commit(self) -> None:
-        """Make all changes durable and visible, atomically, then reload this object's searcher."""
+        """Make all changes durable and visible, atomically, then reload this object's searcher.
+
+        Column files and the pending column state first, then the tantivy commit (the one
+        atomic step), then the column manifest; small column segments are merged after."""
         writer = self._w()
-        writer.commit()
+        self._columns.prepare(self._view.columns)
+        opstamp = int(writer.commit())
+        self._columns.finish(opstamp)
         self._pending = False
         _write_json_atomic(self.path / IDS_FILE, {"next_id": self._next_id})
         self.reload()
+        if self._columns.maybe_merge(self._view.columns) is not None:
+            self.reload()
 
     def rollback(self) -> None:
         """Discard changes since the last commit."""
         self._w().rollback()
+        self._columns.rollback()
         self._pending = False
 
     def wait_merging_threads(self) -> None:
@@ -520,14 +500,29 @@ class SentenceIndex:
 
     # ---- reading
 
+    def _fresh_view(self, previous: _View | None) -> _View:
+        """A searcher and the column state of the same tantivy commit. The opstamp is read
+        before and after reloading the searcher; a commit by another process in between is
+        retried, so the two stores are never paired across commits."""
+        for _ in range(20):
+            before = _tantivy_opstamp(self.path)
+            self._index.reload()
+            searcher = self._index.searcher()
+            if _tantivy_opstamp(self.path) == before:
+                break
+        columns = self._columns.view(before, previous.columns if previous else None)
+        if previous is not None and columns is previous.columns:
+            return _View(searcher, columns, previous.filters)
+        return _View(searcher, columns)
+
     def reload(self) -> None:
-        """See the latest commit (also one made by another process)."""
-        self._index.reload()
-        self._view = _View(self._index.searcher())
+        """See the latest commit (also one made by another process); cheap when nothing changed."""
+        self._view = self._fresh_view(self._view)
 
     def clear_caches(self) -> None:
-        """Forget per-token term lists and clauses (the benchmark's cold-cache case)."""
-        self._view = _View(self._view.searcher)
+        """Forget cached filter matches and document frequencies (the benchmark's cold case)."""
+        v = self._view
+        self._view = _View(v.searcher, self._columns.view(v.columns.state.opstamp))
 
     @property
     def num_sentences(self) -> int:
@@ -546,49 +541,9 @@ class SentenceIndex:
         )
         return int(res.hits[0][0]) if res.hits else -1
 
-    def _token_terms(self, token: int, view: _View | None = None) -> tuple[list[tuple[Any, int]], int]:
-        """(term query, unit weight) pairs present for ``token`` and its document frequency."""
-        view = view or self._view
-        hit = view.token_terms.get(token)
-        if hit is not None:
-            return hit
-        if len(view.token_terms) >= CLAUSE_CACHE_SIZE:
-            view.token_terms.clear()
-        terms = view.searcher.terms_with_prefix("imp", term_prefix(token))
-        out: list[tuple[Any, int]] = []
-        df = 0
-        for term, count in terms:
-            digit = int(term[6:9])
-            if term[5] == "a":
-                df += int(count)
-                unit = digit
-            else:
-                unit = digit * self.base
-            if unit > 0:
-                out.append((tantivy.Query.term_query(self._schema, "imp", term, index_option="basic"), unit))
-        view.token_terms[token] = (out, df)
-        return out, df
-
-    def _clauses(self, token: int, multiplier: int, view: _View) -> list[tuple[tantivy.Occur, tantivy.Query]]:
-        """Constant-score SHOULD clauses of one question token, cached per searcher: building
-        ~30 query objects per token in Python costs as much as a small search."""
-        key = (token, multiplier)
-        hit = view.clauses.get(key)
-        if hit is None:
-            if len(view.clauses) >= CLAUSE_CACHE_SIZE:
-                view.clauses.clear()
-            hit = [
-                (tantivy.Occur.Should, tantivy.Query.const_score_query(tq, float(unit * multiplier)))
-                for tq, unit in self._token_terms(token, view)[0]
-            ]
-            view.clauses[key] = hit
-        return hit
-
     def doc_freq(self, token: int) -> int:
-        """Sentences whose vector contains ``token`` (counts deleted ones until segments merge)."""
-        if not 0 <= int(token) < self.vocab_size:
-            return 0
-        return self._token_terms(int(token))[1]
+        """Live sentences whose vector contains ``token``."""
+        return self._view.columns.doc_freq(int(token))
 
     def idf(self, tokens: Iterable[int]) -> dict[int, float]:
         """CAI IDF ``log(N / N_t)`` of ``tokens`` over the live sentences."""
@@ -660,12 +615,10 @@ class SentenceIndex:
         return [(int(ids[i]), float(scores[i]), hits[i][1]) for i in order]
 
     @staticmethod
-    def _with_fields(
-        searcher: tantivy.Searcher, rows: list[tuple[int, float, Any]], scores: list[float], load: int
-    ) -> list[Hit]:
+    def _with_fields(searcher: tantivy.Searcher, rows: list[tuple[int, float, Any]], load: int) -> list[Hit]:
         return [
             Hit(sid, sc, _load(searcher, addr) if i < load else None)
-            for i, ((sid, _, addr), sc) in enumerate(zip(rows, scores, strict=True))
+            for i, (sid, sc, addr) in enumerate(rows)
         ]
 
     def search(
@@ -685,20 +638,37 @@ class SentenceIndex:
         """
         if top_k <= 0:
             return []
-        view = self._view  # one searcher for the whole call, even if another thread reloads
+        view = self._view  # one searcher and column state for the whole call
         qw = self.query_weights(query_ids, idf)
-        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
-        for t, m in zip(qw.tokens.tolist(), qw.multipliers.tolist(), strict=True):
-            if 0 <= t < self.vocab_size:
-                clauses += self._clauses(t, m, view)
-        if not clauses:
-            return []
-        query = tantivy.Query.boolean_query(clauses)
+        allowed = self._allowed(view, filters)
+        sids, raw = view.columns.top_k(qw.tokens.tolist(), qw.multipliers.tolist(), top_k, allowed)
+        hits = [
+            Hit(int(i), float(qw.scores(float(r)))) for i, r in zip(sids.tolist(), raw.tolist(), strict=True)
+        ]
+        if load_fields > 0 and hits:
+            self.load_fields(hits[:load_fields])
+        return hits
+
+    def _allowed(self, view: _View, filters: Filters | None) -> list[np.ndarray] | None:
+        """Per column segment, the rows a filter lets through (tantivy finds the sentence
+        ids once per filter and commit)."""
         fq = self._filter_query(filters)
-        if fq is not None:
-            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, fq), (tantivy.Occur.Must, query)])
-        rows = self._ranked(view.searcher, query, top_k)
-        return self._with_fields(view.searcher, rows, [float(qw.scores(r[1])) for r in rows], load_fields)
+        if fq is None:
+            return None
+        key = repr(filters)
+        hit = view.filters.get(key)
+        if hit is None:
+            searcher = view.searcher
+            n = int(searcher.search(fq, 1, count=True).count or 0)
+            ids = np.zeros(0, np.int64)
+            if n:
+                addrs = [a for _, a in searcher.search(fq, n, count=False).hits]
+                ids = np.sort(np.asarray(searcher.fast_field_values("sentence_id", addrs), dtype=np.int64))
+            hit = view.columns.allowed_masks(ids)
+            if len(view.filters) >= FILTER_CACHE_SIZE:
+                view.filters.pop(next(iter(view.filters)))
+            view.filters[key] = hit
+        return hit
 
     def bm25(
         self, text: str, top_k: int = 1000, filters: Filters | None = None, load_fields: int = 0
@@ -717,7 +687,7 @@ class SentenceIndex:
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, fq), (tantivy.Occur.Must, query)])
         searcher = self._view.searcher
         rows = self._ranked(searcher, query, top_k)
-        return self._with_fields(searcher, rows, [r[1] for r in rows], load_fields)
+        return self._with_fields(searcher, rows, load_fields)
 
     def load_fields(self, hits: Iterable[Hit]) -> list[Hit]:
         """Fill ``fields`` of hits that lack them (by sentence id); returns the same hits."""

@@ -33,7 +33,6 @@ from engine.index import (
     SentenceIndex,
     SentenceRecord,
     folder_terms,
-    impact_text,
 )
 from engine.oracle import BruteForceOracle
 from engine.quantize import Quantizer
@@ -149,14 +148,14 @@ def built(corpus: Corpus, quantizer: Quantizer, tmp_path_factory):
     return SentenceIndex.open(path), oracle, np.array(ids)
 
 
-def _small(tmp_path: Path, n: int = 120, base: int = 16, seed: int = 5):
+def _small(tmp_path: Path, n: int = 120, seed: int = 5):
     """A tiny writable index of synthetic vectors (documents of 10 sentences)."""
     vectors = VectorModel.zipf(seed=seed, median_nnz=300).sample(n, seed=seed)
     q = Quantizer.fit(np.concatenate([v.weights for v in vectors]))
     recs = [
         SentenceRecord(doc_key=f"d{i // 10}", text=f"sentence {i} of document {i // 10}") for i in range(n)
     ]
-    idx = SentenceIndex.create(tmp_path / "small", q, base=base)
+    idx = SentenceIndex.create(tmp_path / "small", q)
     ids = idx.add(recs, vectors)
     idx.commit()
     return idx, vectors, q, ids
@@ -210,26 +209,6 @@ def test_ties_are_cut_by_sentence_id(tmp_path: Path) -> None:
             got = [h.sentence_id for h in idx.search([2000, 3000], top_k=k)]
             assert got == oracle.score([2000, 3000], top_k=k)[0].tolist()
             assert got[0] == 999 and got[1:] == list(range(100, 100 + min(k, 41) - 1))
-
-
-def test_layouts_agree(tmp_path: Path) -> None:
-    """One term per level (base 256) and two digits (base 16) are the same scores."""
-    a, vectors, q, ids = _small(tmp_path / "a", base=16)
-    b, _, _, _ = _small(tmp_path / "b", base=256)
-    for query in sample_questions(vectors, 20, seed=9):
-        ha, hb = a.search(query, 50, idf=True), b.search(query, 50, idf=True)
-        assert [(h.sentence_id, h.score) for h in ha] == [(h.sentence_id, h.score) for h in hb]
-    a.close()
-    b.close()
-
-
-def test_impact_terms_encode_levels() -> None:
-    ids = np.array([7, 30521, 1000], np.int32)
-    levels = np.array([5, 255, 16], np.uint8)
-    assert impact_text(ids, levels, 16).split() == [
-        "00007a005", "30521a015", "01000a000", "30521b015", "01000b001",
-    ]  # fmt: skip
-    assert impact_text(ids, levels, 256).split() == ["00007a005", "30521a255", "01000a016"]
 
 
 def test_repeated_question_tokens_count_per_occurrence(built, corpus: Corpus) -> None:
