@@ -105,7 +105,7 @@ class SentenceRecord:
 
 @dataclass(frozen=True)
 class Filters:
-    """Restrictions that never change scores (MUST clauses scoring 0).
+    """Restrictions that never change scores (they only restrict the candidate sentences).
 
     ``folder``: the document's path lies under this folder (whole path components).
     ``kinds``: any of these kinds. ``date_from``/``date_to``: inclusive, seconds since the
