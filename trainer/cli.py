@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "card": ("trainer.modelcard", "write a bundle's model card from its measurements"),
     "pools": ("trainer.pools", "build the MultiReQA evaluation pools in the generic format"),
     "evaluate": ("trainer.evaluate", "evaluate a model bundle and the baselines on a pool"),
+    "ood": ("trainer.ood", "out-of-domain table: pools, baselines, SPARC and its adaptations"),
     "mlm-head": ("trainer.mlm_head", "add the masked-LM head and bodies that on-device adaptation needs"),
 }
 

@@ -589,9 +589,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also fuse SPARC with the app's BM25 as the app does (top 100 of each, plain sum)",
     )
-    parser.add_argument(
-        "--threads", type=int, default=None, help="encoder threads (default: the engine's)"
-    )
+    parser.add_argument("--threads", type=int, default=None, help="encoder threads (default: the engine's)")
     parser.add_argument(
         "--query-tokens",
         choices=("bundle", "unique", "counts"),
