@@ -750,6 +750,32 @@ def markdown_table(
     return "\n".join(lines)
 
 
+def cost_table(results: dict[str, dict[str, dict]], sets: Sequence[str], pool_stats: dict[str, dict]) -> str:
+    """Seconds each set cost when its rows were computed (cached rows keep their first timing):
+    building/encoding the index and ranking every question, per system."""
+    head = "| set | questions | BM25 index + rank s | dense encode + rank s | SPARC encode s | SPARC rank s | +hybrid rank s | SPARC / +hybrid query ms |"
+    lines = [head, "|---|---|---|---|---|---|---|---|"]
+
+    def secs(row: dict | None, *keys: str) -> str:
+        return "–" if row is None else f"{sum(float(row.get(k) or 0.0) for k in keys):.0f}"
+
+    for s in sets:
+        r = results.get(s, {})
+        sparc, hyb = r.get("shipped"), r.get("shipped+hybrid")
+        n = pool_stats.get(s, {}).get("questions", "–")
+        q = (
+            "–"
+            if sparc is None
+            else f"{sparc['query_ms']:.2f} / " + (f"{hyb['query_ms']:.2f}" if hyb else "–")
+        )
+        lines.append(
+            f"| {s} | {n} | {secs(r.get('bm25'), 'index_s', 'rank_all_s')} "
+            f"| {secs(r.get('dense'), 'index_s', 'rank_all_s')} | {secs(sparc, 'index_s')} "
+            f"| {secs(sparc, 'rank_all_s')} | {secs(hyb, 'rank_all_s')} | {q} |"
+        )
+    return "\n".join(lines)
+
+
 DOC_START = "<!-- ood-table:start -->"
 DOC_END = "<!-- ood-table:end -->"
 
@@ -855,7 +881,15 @@ def run(args: argparse.Namespace) -> int:
         notes.append(
             f"Rows pending (adaptation not available when this table was run): {', '.join(pending)}."
         )
-    body = table + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+    costs = cost_table(results, all_sets, pool_stats)
+    body = (
+        table
+        + "\n\n"
+        + "\n".join(f"- {n}" for n in notes)
+        + "\n\nCost per set (seconds, 1 thread):\n\n"
+        + costs
+        + "\n"
+    )
     write_doc(args.doc, body)
     report = {
         "sets": all_sets,
