@@ -48,6 +48,8 @@ from engine.bundle_edit import (
 
 MLM_DIR = "mlm"
 MODES = ("head", "direct", "direct-base")
+#: Measured best (docs/adaptation.md): scoring masked positions with the retrieval body.
+DEFAULT_MLM = "direct"
 SOFTMAX = ("corpus", "vocab")
 BODY_FOR_MODE = {"head": "base_body.safetensors", "direct": "sparc_body.safetensors", "direct-base": "base_body.safetensors"}
 MLM_MAX_LENGTH = 128
@@ -73,7 +75,7 @@ class AdaptSettings:
     batch_size: int = 32
     lr: float = 5e-5
     mask_prob: float = 0.15
-    mlm: str = "head"
+    mlm: str = DEFAULT_MLM
     softmax: str = "corpus"
     vocab_expansion: bool = False
     max_length: int = MLM_MAX_LENGTH
@@ -328,7 +330,7 @@ def adapt_bundle(
     batch_size: int = 32,
     lr: float = 5e-5,
     mask_prob: float = 0.15,
-    mlm: str = "head",
+    mlm: str = DEFAULT_MLM,
     softmax: str = "corpus",
     vocab_expansion: bool = False,
     seed: int = 13,

@@ -13,14 +13,17 @@ message.
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import logging
 import os
+import shutil
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from engine.catalog import Catalog, Source
+from engine import model_store
+from engine.catalog import Catalog, Source, now_iso
 from engine.encode import SparseEncoder, default_bundle_dir
 from engine.extract import iter_extract
 from engine.index import IndexFormatError, IndexLockedError, SentenceIndex
@@ -89,7 +92,13 @@ class Engine:
         self, home: Path | None = None, bundle_dir: Path | None = None, threads: int | None = None
     ) -> None:
         self.layout = Layout.resolve(home).ensure()
-        self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
+        # An explicit bundle wins; else the one this home selected (an adapted model);
+        # else $SPARCDESK_MODEL or the shipped one.
+        self.bundle_dir = (
+            Path(bundle_dir)
+            if bundle_dir
+            else model_store.selected_bundle(self.layout.home) or default_bundle_dir()
+        )
         if not (self.bundle_dir / "config.json").is_file():
             raise FileNotFoundError(f"no model bundle at {self.bundle_dir} (config.json missing)")
         self.threads = threads
@@ -101,7 +110,7 @@ class Engine:
         self._encoder_lock = threading.Lock()
         self._reader: SentenceIndex | None = None
         self._reader_dir: str | None = None
-        self._query: QueryEncoder | None = None
+        self._queries: dict[str, QueryEncoder] = {}
         self._encoder: SparseEncoder | None = None
         self._model: ModelIdentity | None = None
         self._watcher = None
@@ -133,10 +142,25 @@ class Engine:
                 self._encoder = SparseEncoder(self.bundle_dir, threads=self.threads)
             return self._encoder
 
-    def _query_encoder(self) -> QueryEncoder:
-        if self._query is None:
-            self._query = QueryEncoder(self.bundle_dir)
-        return self._query
+    def _query_encoder(self, reader: SentenceIndex | None = None) -> QueryEncoder:
+        """The question tokenizer of the bundle the live generation was encoded with (after an
+        adaptation with new vocabulary, questions must be cut the way its sentences were)."""
+        bundle = self.bundle_dir
+        if reader is not None:
+            recorded = (reader.model or {}).get("bundle")
+            if recorded and (Path(recorded) / "config.json").is_file():
+                bundle = Path(recorded)
+        key = str(bundle)
+        if key not in self._queries:
+            self._queries[key] = QueryEncoder(bundle)
+        return self._queries[key]
+
+    def _use_bundle(self, bundle: Path) -> None:
+        """Index with ``bundle`` from now on (encoder and identity are rebuilt lazily)."""
+        with self._encoder_lock:
+            self.bundle_dir = Path(bundle)
+            self._encoder = None
+            self._model = None
 
     def _invalidate_reader(self) -> None:
         """Called after every commit of this process: the next ask reloads (it does anyway)."""
@@ -284,10 +308,12 @@ class Engine:
             indexer = self._indexer(catalog=cat, **kw)  # type: ignore[arg-type]
             with self._write_lock:
                 self._indexing += 1
+                before = cat.active_generation()
                 try:
                     result = indexer.run(targets, self.model, activate=activate)
                 finally:
                     self._indexing -= 1
+                    self._note_switch(cat, before)
                 if not result.cancelled:
                     for t in targets:
                         if t.subtree is None:
@@ -355,6 +381,143 @@ class Engine:
         del cat
         return result.changed_paths
 
+    # ---- models: adaptation, switch, restore
+
+    def _note_switch(self, cat: Catalog, before: object) -> None:
+        """After a run: if it switched generations, remember the retired one for restore."""
+        after = cat.active_generation()
+        if before is None or after is None or before.id == after.id:  # type: ignore[attr-defined]
+            return
+        old_bundle = str(self.bundle_dir)
+        with contextlib.suppress(Exception):
+            ix = SentenceIndex.open(before.index_dir)  # type: ignore[attr-defined]
+            try:
+                old_bundle = str((ix.model or {}).get("bundle") or old_bundle)
+            finally:
+                ix.close()
+        model_store.select(
+            self.layout.home,
+            self.bundle_dir,
+            previous={"bundle": old_bundle, "generation": before.id, "retired_at": now_iso()},  # type: ignore[attr-defined]
+        )
+        self._invalidate_reader()
+
+    def corpus_sentences(self, limit: int = 200_000) -> list[str]:
+        """The sentences of every indexed document, in document order (what adaptation
+        trains on), cut exactly as the indexer cuts them; at most ``limit``, taken evenly
+        across documents when there are more."""
+        from engine.segment import split_passages
+
+        store = TextStore(self._cat())
+        rows = store.db.execute("SELECT key FROM doc_texts ORDER BY rowid").fetchall()
+        out: list[str] = []
+        for (key,) in rows:
+            text = store.text(key) or ""
+            for passage in split_passages(text):
+                out.extend(span.text for span in passage)
+        if len(out) > limit:
+            step = len(out) / limit
+            out = [out[int(i * step)] for i in range(limit)]
+        return out
+
+    def adapt(
+        self,
+        steps: int = 500,
+        mlm: str | None = None,
+        vocab_expansion: bool = False,
+        on_adapt: Callable[[object], None] | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None,
+        reencode: bool = True,
+    ) -> Path:
+        """Adapt the model to the indexed documents (:mod:`engine.adapt`), select the new
+        bundle and re-encode every source into a new generation, which goes live when
+        complete; the current one answers until then. Cancelling keeps what was done: the
+        next call resumes (training from its checkpoint, re-encoding from its last commit).
+        Returns the adapted bundle's folder."""
+        from engine.adapt import DEFAULT_MLM, Cancelled, adapt_bundle
+
+        home = self.layout.home
+        current = self.bundle_dir
+        cfg = model_store.original_bundle(current)
+        pending = self._cat().active_generation()
+        resuming = (
+            current != cfg
+            and pending is not None
+            and (pending.model_name, pending.model_version) != (self.model.name, self.model.version)
+        )
+        if not resuming:
+            sentences = self.corpus_sentences()
+            if not sentences:
+                raise ValueError("nothing to adapt to: index some documents first")
+            stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+            out = model_store.models_dir(home) / f"{cfg.name}-adapted-{stamp}"
+            try:
+                adapt_bundle(
+                    cfg,
+                    sentences,
+                    out,
+                    steps=steps,
+                    mlm=mlm or DEFAULT_MLM,
+                    vocab_expansion=vocab_expansion,
+                    threads=self.threads,
+                    progress=on_adapt,
+                    should_stop=cancel.is_set if cancel is not None else None,
+                    state_dir=model_store.adapt_state_dir(home),
+                )
+            except Cancelled:
+                shutil.rmtree(out, ignore_errors=True)
+                raise
+            model_store.select(home, out)
+            self._use_bundle(out)
+        if reencode:
+            self.index(None, progress=progress, cancel=cancel)
+        return self.bundle_dir
+
+    def restore_model(self, progress: Callable[[Progress], None] | None = None) -> dict:
+        """Make the previous model and its generation live again (the one the last switch
+        retired), then bring it up to date with what changed since. Returns what was done."""
+        home = self.layout.home
+        prev = model_store.load(home).get("previous") or {}
+        cat = self._cat()
+        gen = cat.get_generation(int(prev["generation"])) if prev.get("generation") is not None else None
+        if gen is None or gen.status != "retired" or not (Path(gen.index_dir) / "meta.json").exists():
+            raise LookupError("no previous model to restore (nothing was switched, or its index is gone)")
+        bundle = Path(prev["bundle"])
+        if not (bundle / "config.json").is_file():
+            raise LookupError(f"the previous model's bundle is gone: {bundle}")
+        with self._write_lock:
+            current = cat.active_generation()
+            live_keys = {r[0] for r in cat.db.execute("SELECT key FROM doc_texts").fetchall()}
+            ix = SentenceIndex.open(gen.index_dir, writable=True)
+            try:
+                stale = ix.doc_keys() - live_keys  # documents deleted since it was retired
+                for key in stale:
+                    ix.delete_document(key)
+                ix.commit()
+            finally:
+                ix.close()
+            cat.activate_generation(gen.id)
+            if current is not None:
+                # Files indexed before the switch are in the restored index as they are;
+                # the rest are re-indexed by the run below.
+                with cat.transaction():
+                    cat.db.execute(
+                        "UPDATE files SET generation = ? WHERE generation = ? AND indexed_at <= ?",
+                        [gen.id, current.id, prev.get("retired_at") or ""],
+                    )
+            model_store.select(
+                home,
+                bundle,
+                previous=None
+                if current is None
+                else {"bundle": str(self.bundle_dir), "generation": current.id, "retired_at": now_iso()},
+            )
+            self._use_bundle(bundle)
+            self._invalidate_reader()
+        p = self.index(None, progress=progress)
+        return {"generation": gen.id, "bundle": str(bundle), "removed_documents": len(stale), "reindexed_files": p.files_done}
+
     # ---- search
 
     def ask(
@@ -372,7 +535,7 @@ class Engine:
                 return []
             return _ask(
                 reader,
-                self._query_encoder(),
+                self._query_encoder(reader),
                 question,
                 top=top,
                 filters=filters,

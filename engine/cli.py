@@ -293,6 +293,68 @@ def cmd_watch(args) -> int:
         engine.close()
 
 
+def cmd_adapt(args) -> int:
+    from tqdm import tqdm
+
+    from engine.adapt import Cancelled
+
+    engine = _engine(args)
+    bar = tqdm(total=args.steps, unit="step", desc="adapt", disable=args.quiet, file=sys.stderr)
+
+    def on_adapt(p) -> None:
+        bar.n = p.step
+        bar.set_postfix_str(p.phase if p.loss is None else f"loss {p.loss:.2f}", refresh=False)
+        bar.refresh()
+
+    cancel = threading.Event()
+    reencode = _Bar(disable=args.quiet)
+    try:
+        bundle = engine.adapt(
+            steps=args.steps,
+            mlm=args.mlm,
+            vocab_expansion=args.vocab,
+            on_adapt=on_adapt,
+            progress=reencode,
+            cancel=cancel,
+            reencode=not args.no_reencode,
+        )
+    except (KeyboardInterrupt, Cancelled):
+        print("\ninterrupted: run 'sparcdesk adapt' again to resume where it stopped", file=sys.stderr)
+        return 130
+    except ValueError as exc:
+        print(f"sparcdesk: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        bar.close()
+        reencode.close()
+        engine.close()
+    cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
+    a = cfg.get("adaptation", {})
+    print(
+        f"adapted model: {bundle}\n"
+        f"  {a.get('steps')} steps on {a.get('sentences')} sentences ({a.get('mlm')}), "
+        f"{a.get('rows_changed')} embedding rows changed, {a.get('seconds')} s"
+        + ("" if args.no_reencode else "\n  answers now come from the re-encoded index; 'sparcdesk restore' undoes it")
+    )
+    return 0
+
+
+def cmd_restore(args) -> int:
+    engine = _engine(args)
+    try:
+        done = engine.restore_model(progress=_Bar(disable=args.quiet))
+    except LookupError as exc:
+        print(f"sparcdesk: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        engine.close()
+    print(
+        f"restored {done['bundle']} (generation {done['generation']}); "
+        f"{done['removed_documents']} deleted document(s) dropped, {done['reindexed_files']} file(s) brought up to date"
+    )
+    return 0
+
+
 def _demo_questions(n: int) -> list[dict]:
     path = SAMPLES / "questions.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -407,6 +469,16 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("remove", parents=[common], help="remove sources and their documents")
     s.add_argument("paths", nargs="+")
     s.set_defaults(func=cmd_remove)
+
+    s = sub.add_parser("adapt", parents=[common], help="adapt the model to your documents, then re-encode them")
+    s.add_argument("--steps", type=int, default=500, help="masked-LM steps (default 500)")
+    s.add_argument("--mlm", choices=("direct", "head", "direct-base"), default=None, help="how masked words are predicted")
+    s.add_argument("--vocab", action="store_true", help="also add frequent new words of your documents to the vocabulary")
+    s.add_argument("--no-reencode", action="store_true", help="only build the adapted model; 'sparcdesk index' re-encodes")
+    s.set_defaults(func=cmd_adapt)
+
+    s = sub.add_parser("restore", parents=[common], help="go back to the model and index used before the last switch")
+    s.set_defaults(func=cmd_restore)
 
     s = sub.add_parser("demo", parents=[common], help="index the built-in samples and ask three questions")
     s.add_argument("--top", type=int, default=3)

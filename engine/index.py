@@ -723,3 +723,13 @@ class SentenceIndex:
             return []
         hits = searcher.search(q, n, count=False).hits
         return sorted(int(i) for i in searcher.fast_field_values("sentence_id", [a for _, a in hits]))
+
+    def doc_keys(self) -> set[str]:
+        """Keys of every document with a live sentence (a full scan: for rare maintenance,
+        such as restoring a previous generation)."""
+        searcher = self._view.searcher
+        n = int(searcher.num_docs)
+        if n == 0:
+            return set()
+        hits = searcher.search(tantivy.Query.all_query(), n, count=False).hits
+        return {str(searcher.doc(a).get_first("doc_key")) for _, a in hits}

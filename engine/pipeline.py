@@ -848,12 +848,16 @@ class Indexer:
         return self.result
 
     def _activate(self) -> None:
-        """Switch the building generation live, retire the old one and remove its folder."""
+        """Switch the building generation live and retire the old one. The generation just
+        retired keeps its folder (``sparcdesk restore`` can make it live again); older
+        retired ones are removed."""
         assert self.generation is not None
         previous = self.catalog.activate_generation(self.generation.id)
         self.generation = self.catalog.get_generation(self.generation.id)
-        if previous is not None and previous.id != self.generation.id:  # type: ignore[union-attr]
-            shutil.rmtree(previous.index_dir, ignore_errors=True)
+        keep = {self.generation.id if self.generation else None, previous.id if previous else None}
+        for g in self.catalog.generations():
+            if g.status == "retired" and g.id not in keep and os.path.isdir(g.index_dir):
+                shutil.rmtree(g.index_dir, ignore_errors=True)
 
     # ---- per unit
 

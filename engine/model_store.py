@@ -1,0 +1,87 @@
+"""Which model bundle a sparcdesk home uses, and the one it used before.
+
+Adaptation writes a new bundle under ``HOME/models/`` and selects it; the switch of the
+*answers* to it happens later, atomically, when the re-encoded generation goes live. The
+choice lives in ``HOME/model.json`` (written atomically)::
+
+    {"bundle": "/…/models/sparc-tiny-adapted-20261122-081500",
+     "previous": {"bundle": "/…/assets/sparc-tiny", "generation": 3,
+                  "retired_at": "2026-11-22T08:20:01+00:00"}}
+
+``previous`` is the generation retired by the last switch (its folder is kept) and the
+bundle it was encoded with: ``sparcdesk restore`` makes them live again in one step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+MODEL_FILE = "model.json"
+MODELS_DIR = "models"
+ADAPT_STATE_DIR = "adapt"
+
+
+def _path(home: Path) -> Path:
+    return Path(home) / MODEL_FILE
+
+
+def load(home: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(_path(home).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save(home: Path, data: dict[str, Any]) -> None:
+    path = _path(home)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def selected_bundle(home: Path) -> Path | None:
+    """The bundle chosen for this home, if one was chosen and still exists."""
+    b = load(home).get("bundle")
+    if b and (Path(b) / "config.json").is_file():
+        return Path(b)
+    return None
+
+
+def select(home: Path, bundle: Path, previous: dict[str, Any] | None = None, keep_previous: bool = True) -> None:
+    data = load(home)
+    data["bundle"] = str(bundle)
+    if previous is not None or not keep_previous:
+        data["previous"] = previous
+    save(home, data)
+
+
+def models_dir(home: Path) -> Path:
+    return Path(home) / MODELS_DIR
+
+
+def adapt_state_dir(home: Path) -> Path:
+    return Path(home) / ADAPT_STATE_DIR
+
+
+def original_bundle(bundle: Path) -> Path:
+    """The bundle an adapted one was made from (adaptation always starts from it)."""
+    try:
+        cfg = json.loads((Path(bundle) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return Path(bundle)
+    src = (cfg.get("adapted_from") or {}).get("path")
+    if src and (Path(src) / "config.json").is_file():
+        return Path(src)
+    return Path(bundle)

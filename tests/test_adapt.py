@@ -1,0 +1,185 @@
+"""On-device adaptation: the embedding swap reaches both uses of the matrix, vocabulary
+expansion, cancel/resume, and the generation switch and restore through the engine, on the
+shipped bundle and real sample documents (few training steps: behaviour, not quality)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from engine.adapt import Cancelled, adapt_bundle
+from engine.api import Engine
+from engine.bundle_edit import copy_bundle, read_embedding_matrix, replace_embedding_matrix
+from engine.encode import SparseEncoder, default_bundle_dir
+from engine.features import load_tokenizer
+from engine.vocab import expand_vocabulary
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples" / "documents"
+BUNDLE = default_bundle_dir()
+DOCS = ("kenya.txt", "super-bowl-50.txt", "steam-engine.md")
+
+
+def corpus() -> list[str]:
+    from engine.segment import split_passages
+
+    out: list[str] = []
+    for name in DOCS:
+        text = (SAMPLES / name).read_text(encoding="utf-8")
+        for passage in split_passages(text):
+            out.extend(s.text for s in passage)
+    return out
+
+
+def matrix_of(bundle: Path) -> np.ndarray:
+    cfg = json.loads((bundle / "config.json").read_text())
+    return read_embedding_matrix(bundle / cfg["onnx"], cfg["embedding_initializer"]).astype(np.float32)
+
+
+def test_one_initializer_feeds_input_embeddings_and_scorer() -> None:
+    """The graph reads the matrix once: the input Gather and the vocabulary projection both
+    consume the cast of ``word_embeddings_fp16`` (so a swap changes both)."""
+    graph = onnx.load(str(BUNDLE / "model.onnx")).graph
+    cast = next(n for n in graph.node if n.input and n.input[0] == "word_embeddings_fp16")
+    users = {n.op_type for n in graph.node if cast.output[0] in n.input}
+    assert {"Gather", "Transpose"} <= users
+    transposed = next(n for n in graph.node if n.op_type == "Transpose" and cast.output[0] in n.input)
+    assert any(transposed.output[0] in n.input and n.op_type in ("MatMul", "Gemm") for n in graph.node)
+
+
+def test_swapped_row_changes_scorer_and_input(tmp_path: Path) -> None:
+    """Zeroing one token's row removes it from every sentence vector (its e_v is zero) and
+    changes the vectors of sentences that contain it (its input embedding changed)."""
+    enc = SparseEncoder(BUNDLE, threads=1)
+    sentence, context = "The steam engine drove the pumps of the mine.", "Water flooded the mine."
+    tok = enc.tokenizer.token_to_id("steam")
+    before = enc.encode([sentence], [context])[0]
+    assert tok in set(before.ids.tolist())
+    out = tmp_path / "b"
+    copy_bundle(BUNDLE, out)
+    m = matrix_of(BUNDLE)
+    m[tok] = 0.0
+    for name in ("model.onnx", "model.int8.onnx"):
+        replace_embedding_matrix(BUNDLE / name, out / name, m.astype(np.float16))
+    after = SparseEncoder(out, threads=1).encode([sentence], [context])[0]
+    assert tok not in set(after.ids.tolist())
+    other = enc.tokenizer.token_to_id("mine")
+    w_before = dict(zip(before.ids.tolist(), before.weights.tolist(), strict=True))[other]
+    w_after = dict(zip(after.ids.tolist(), after.weights.tolist(), strict=True))[other]
+    assert w_before != pytest.approx(w_after, abs=1e-6)
+
+
+def test_adapt_bundle_moves_only_corpus_rows(tmp_path: Path) -> None:
+    sentences = corpus()
+    out = adapt_bundle(BUNDLE, sentences, tmp_path / "adapted", steps=3, lr=1e-2, threads=1)
+    old, new = matrix_of(BUNDLE), matrix_of(out)
+    changed = np.flatnonzero(np.any(old != new, axis=1))
+    tok = load_tokenizer(str(BUNDLE / "tokenizer.json"))
+    seen = {i for e in tok.encode_batch(sentences, add_special_tokens=False) for i in e.ids}
+    specials = {tok.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]")}
+    assert changed.size > 100
+    assert set(changed.tolist()) <= seen | specials  # a word the user never wrote keeps its row
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["name"].endswith("+adapted") and cfg["adaptation"]["steps"] == 3
+    assert cfg["adapted_from"]["path"] == str(BUNDLE)
+    # both graphs of the bundle carry the new matrix
+    int8 = read_embedding_matrix(out / "model.int8.onnx").astype(np.float32)
+    assert np.array_equal(int8, new)
+
+
+def test_cancel_then_resume(tmp_path: Path) -> None:
+    sentences = corpus()
+    state = tmp_path / "state"
+    calls = {"n": 0}
+
+    def stop() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 2
+
+    with pytest.raises(Cancelled):
+        adapt_bundle(BUNDLE, sentences, tmp_path / "a", steps=4, threads=1, should_stop=stop, state_dir=state)
+    assert (state / "adapt-state.pt").is_file()
+    out = adapt_bundle(BUNDLE, sentences, tmp_path / "a", steps=4, threads=1, state_dir=state)
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["adaptation"]["resumed_from_step"] == 2
+    assert not (state / "adapt-state.pt").exists()
+
+
+def test_vocabulary_expansion_adds_corpus_words(tmp_path: Path) -> None:
+    sentences = corpus() + [f"The quorblatt reactor number {i} hums over the quorblatt valley." for i in range(6)]
+    tok_json = (BUNDLE / "tokenizer.json").read_text()
+    exp = expand_vocabulary(tok_json, sentences, step=50, max_rounds=1)
+    assert "quorblatt" in exp.tokens and exp.tokens.index("quorblatt") < 10
+    assert all(len(p) > 1 for p in exp.pieces)
+    out = adapt_bundle(BUNDLE, sentences, tmp_path / "v", steps=2, threads=1, vocab_expansion=True)
+    enc = SparseEncoder(out, threads=1)
+    new_id = enc.tokenizer.token_to_id("quorblatt")
+    assert new_id is not None and new_id >= 30522
+    assert enc.question_ids("quorblatt") == [new_id]  # one word piece now, in questions too
+    assert enc.config.vocab_size == 30522 + len(exp.tokens)
+    vec = enc.encode(["The quorblatt reactor hums."], [""])[0]
+    assert new_id in set(vec.ids.tolist())
+
+
+def test_engine_adapt_switches_generation_and_restores(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in DOCS:
+        shutil.copy(SAMPLES / name, docs / name)
+    question = "Who won Super Bowl 50?"
+    with Engine(home=tmp_path / "home", threads=1) as engine:
+        engine.index([docs])
+        first = engine.status()["generation"]
+        before = [(a.path, a.best.sentence) for a in engine.ask(question)]
+        assert before and any("kenya" in p for p, _ in before)
+        seen_during: list[tuple[str, int]] = []
+
+        def during(p) -> None:  # runs while the new generation is being filled
+            if p.sentences_done and not seen_during:
+                seen_during.append((engine.status()["generation"]["model"], len(engine.ask(question))))
+
+        bundle = engine.adapt(steps=3, progress=during)
+        assert seen_during and seen_during[0][0] == first["model"] and seen_during[0][1] > 0
+        after = engine.status()["generation"]
+        assert after["id"] != first["id"] and "+adapted" in after["model"]
+        assert Path(bundle).parent == tmp_path / "home" / "models"
+        assert engine.ask(question)  # the adapted generation answers
+        (docs / "kenya.txt").unlink()  # a deletion after the switch...
+        engine.index(None)
+    with Engine(home=tmp_path / "home", threads=1) as engine:  # the choice survives a restart
+        assert engine.bundle_dir == bundle
+        done = engine.restore_model()
+        assert done["generation"] == first["id"] and done["removed_documents"] == 1
+        st = engine.status()["generation"]
+        assert st["id"] == first["id"] and st["model"] == first["model"]
+        # the old generation's answers, less the document deleted after the switch
+        assert [(a.path, a.best.sentence) for a in engine.ask(question)] == [
+            (p, t) for p, t in before if "kenya" not in p
+        ]
+        assert not any("kenya" in a.path for a in engine.ask("What is the capital of Kenya?"))
+        assert engine.bundle_dir == BUNDLE
+
+
+def test_engine_adapt_cancel_keeps_old_generation(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SAMPLES / "kenya.txt", docs / "kenya.txt")
+    with Engine(home=tmp_path / "home", threads=1) as engine:
+        engine.index([docs])
+        first = engine.status()["generation"]
+        cancel = threading.Event()
+
+        def on_adapt(p) -> None:
+            if p.step >= 1:
+                cancel.set()
+
+        with pytest.raises(Cancelled):
+            engine.adapt(steps=5, on_adapt=on_adapt, cancel=cancel)
+        assert engine.status()["generation"] == first
+        assert engine.bundle_dir == BUNDLE
