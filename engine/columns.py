@@ -497,7 +497,12 @@ class ColumnStore:
         self._dead_pending.update(pos for pos, k in enumerate(self._keys) if k == doc_key)
 
     def rollback(self) -> None:
-        self.__init__(self.root.parent)  # type: ignore[misc]
+        """Forget buffered adds and deletes (tantivy's rollback, or after a commit)."""
+        self._sids, self._lengths, self._tokens, self._levels = [], [], [], []
+        self._keys = []
+        self._dead = set()
+        self._dead_pending = set()
+        self._prepared = None
 
     def prepare(self, current: ColumnView) -> None:
         """Write the next state's files and ``pending.json``; call before tantivy commits."""
