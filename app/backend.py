@@ -276,7 +276,56 @@ class Backend(QObject):
             self.progress.emit(result)
         return result
 
-    def _run_index_child(self, cancel: threading.Event, paths: Sequence[Path] | None) -> Any:
+    def _run_model_task(self, cancel: threading.Event, task: str, options: dict[str, Any]) -> Any:
+        """``adapt`` or ``restore`` (see :mod:`app.indexer_process`), in the child process
+        unless indexing runs in this one."""
+        if not self.index_in_process:
+            return self._run_index_child(cancel, None, task=task, options=options)
+        from engine.adapt import Cancelled
+
+        throttle = Throttle(self.progress.emit, 0.1)
+        latest: list[Any] = [None]
+
+        def progress(p: Any) -> None:
+            if hasattr(p, "files_done"):
+                latest[0] = p
+            throttle(p)
+
+        try:
+            if task == "adapt":
+                self.engine.adapt(
+                    steps=int(options.get("steps", 500)),
+                    vocab_expansion=bool(options.get("vocab_expansion", False)),
+                    on_adapt=progress,
+                    progress=progress,
+                    cancel=cancel,
+                )
+            else:
+                self.engine.restore_model(progress=progress)
+        except Cancelled:
+            pass
+        throttle.flush()
+        if latest[0] is not None:
+            self.progress.emit(latest[0])
+        return latest[0]
+
+    def adapt_model(self, steps: int = 500, vocab_expansion: bool = False) -> None:
+        """Adapt the model to the indexed documents, then re-encode them (the current index
+        answers until the new one is complete)."""
+        options = {"steps": steps, "vocab_expansion": vocab_expansion}
+        self._index_job("Adapting the model", lambda cancel: self._run_model_task(cancel, "adapt", options))
+
+    def restore_model(self) -> None:
+        """Go back to the model and index used before the last switch."""
+        self._index_job("Restoring the previous model", lambda cancel: self._run_model_task(cancel, "restore", {}))
+
+    def _run_index_child(
+        self,
+        cancel: threading.Event,
+        paths: Sequence[Path] | None,
+        task: str = "index",
+        options: dict[str, Any] | None = None,
+    ) -> Any:
         """``Engine.index`` in a child process (see :mod:`app.indexer_process`); runs on the index lane."""
         import multiprocessing as mp
         import queue as queue_mod
@@ -297,6 +346,8 @@ class Backend(QObject):
                 messages,
                 child_cancel,
                 child_pause,
+                task,
+                options,
             ),
             name="sparcdesk-indexer",
             daemon=True,

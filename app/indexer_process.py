@@ -37,18 +37,33 @@ def lower_priority() -> None:
         pass
 
 
-def main(spec: Any, paths: list[str] | None, queue: Any, cancel: Any, pause: Any) -> None:
-    """Open the engine from ``spec`` (a picklable callable) and index ``paths`` (None: all sources).
+def main(
+    spec: Any,
+    paths: list[str] | None,
+    queue: Any,
+    cancel: Any,
+    pause: Any,
+    task: str = "index",
+    options: dict[str, Any] | None = None,
+) -> None:
+    """Open the engine from ``spec`` (a picklable callable) and run ``task``: ``index``
+    ``paths`` (None: all sources), ``adapt`` the model to the indexed documents and
+    re-encode them (``options``: ``steps``, ``vocab_expansion``), or ``restore`` the previous
+    model.
 
-    Messages on ``queue``: ``("progress", Progress)`` (at most ten a second, plus every
-    phase change), then ``("done", Progress)`` or ``("error", message, traceback)``.
+    Messages on ``queue``: ``("progress", Progress | AdaptProgress)`` (at most ten a second,
+    plus every phase change), then ``("done", Progress)`` or ``("error", message, traceback)``.
     """
     lower_priority()
     last = 0.0
     last_phase = None
 
+    latest: list[Any] = [None]  # the last indexing Progress (adapt reports both kinds)
+
     def progress(p: Any) -> None:
         nonlocal last, last_phase
+        if hasattr(p, "files_done"):
+            latest[0] = p
         now = time.monotonic()
         if now - last >= PROGRESS_INTERVAL_S or p.phase != last_phase:
             last, last_phase = now, p.phase
@@ -57,9 +72,26 @@ def main(spec: Any, paths: list[str] | None, queue: Any, cancel: Any, pause: Any
     try:
         engine = spec()
         try:
-            targets = [Path(p) for p in paths] if paths is not None else None
-            final = engine.index(targets, progress=progress, cancel=cancel, pause=pause)
+            if task == "adapt":
+                opts = options or {}
+                engine.adapt(
+                    steps=int(opts.get("steps", 500)),
+                    vocab_expansion=bool(opts.get("vocab_expansion", False)),
+                    on_adapt=progress,
+                    progress=progress,
+                    cancel=cancel,
+                )
+                final = latest[0]
+            elif task == "restore":
+                final = engine.restore_model(progress=progress)["progress"]
+            else:
+                targets = [Path(p) for p in paths] if paths is not None else None
+                final = engine.index(targets, progress=progress, cancel=cancel, pause=pause)
             queue.put(("done", final))
+        except Exception as exc:
+            if type(exc).__name__ != "Cancelled":  # a stopped adaptation resumes next time
+                raise
+            queue.put(("done", latest[0]))
         finally:
             engine.close()
     except BaseException as exc:

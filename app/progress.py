@@ -8,8 +8,15 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QStyle, QToolBu
 from app.format import format_count, format_duration
 
 
+def _is_adaptation(p) -> bool:
+    return hasattr(p, "steps") and not hasattr(p, "files_done")
+
+
 def progress_percent(p) -> int:
-    """0-100 from files done / total; 100 when the run reports completion."""
+    """0-100 from files done / total (adaptation: steps done / steps); 100 when the run
+    reports completion."""
+    if _is_adaptation(p):
+        return max(0, min(100, round(100 * p.step / max(p.steps, 1))))
     total = getattr(p, "files_total", 0) or 0
     done = getattr(p, "files_done", 0) or 0
     if total <= 0:
@@ -18,6 +25,14 @@ def progress_percent(p) -> int:
 
 
 def progress_text(p) -> str:
+    if _is_adaptation(p):
+        if p.phase == "vocabulary":
+            return "Adapting the model · learning new words from your documents"
+        bits = [f"Adapting the model · step {format_count(p.step)} of {format_count(p.steps)}"]
+        if p.eta_s is not None and p.step < p.steps:
+            bits.append(f"about {format_duration(p.eta_s)} left")
+        bits.append("then your documents are re-encoded")
+        return " · ".join(bits)
     phase = (getattr(p, "phase", "") or "indexing").replace("_", " ")
     bits = [phase[:1].upper() + phase[1:]]
     if p.files_total:

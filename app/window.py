@@ -43,7 +43,10 @@ from app.results import ResultsModel, ResultsView
 from app.sources import SourcesDialog, choose_folder, choose_mail_store
 from app.welcome import MessagePage, WelcomePage, sample_questions, samples_dir
 
-ADAPT_TOOLTIP = "coming in a later version"
+ADAPT_TIP = "Tune the model to the words of your own documents, on this computer, then re-encode them"
+RESTORE_TIP = "Go back to the model and index used before the last adaptation"
+#: Masked-LM steps of "Adapt to my documents" (SPARC.md §3 default); tests lower it.
+ADAPT_STEPS = 500
 HISTORY_SIZE = 50
 
 
@@ -283,10 +286,14 @@ class MainWindow(QMainWindow):
         self.act_watch = A(
             "&Watch for changes", self._watch_toggled, None, "Re-index files as they change", checkable=True
         )
-        self.act_adapt = A("&Adapt to my documents…")
+        self.act_adapt = A("&Adapt to my documents…", self.adapt_model, None, ADAPT_TIP)
+        self.act_adapt.setToolTip(ADAPT_TIP)
         self.act_adapt.setEnabled(False)
-        self.act_adapt.setToolTip(ADAPT_TOOLTIP)
-        self.act_adapt.setStatusTip(f"Adapt the model to your documents — {ADAPT_TOOLTIP}")
+        self.act_restore = A("&Restore previous model", self.restore_model, None, RESTORE_TIP)
+        self.act_restore.setToolTip(RESTORE_TIP)
+        self.act_restore.setEnabled(False)
+        self.adapt_steps = ADAPT_STEPS
+        self.model_state: dict = {}
         self.act_shortcuts = A(
             "&Keyboard shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents
         )
@@ -314,7 +321,7 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         m.addAction(self.act_watch)
         m.addSeparator()
-        m.addAction(self.act_adapt)
+        m.addActions([self.act_adapt, self.act_restore])
         self.index_menu = m
         m = mb.addMenu("&Help")
         m.addActions([self.act_shortcuts, self.act_about])
@@ -348,6 +355,7 @@ class MainWindow(QMainWindow):
         b.action_failed.connect(self._action_failed)
         b.watch_event.connect(self._watch_event)
         b.watching_changed.connect(self._watching_changed)
+        b.status_changed.connect(self._status_changed)
 
     # ================================================================== settings
 
@@ -696,6 +704,39 @@ class MainWindow(QMainWindow):
         self._sources_dialog.raise_()
         self._sources_dialog.activateWindow()
         self.backend.refresh()
+
+    def _status_changed(self, status: dict) -> None:
+        """Enable Adapt once something is indexed and Restore while a previous model is kept."""
+        self.model_state = dict(status.get("adapted_model") or {})
+        busy = self.backend.indexing
+        self.act_adapt.setEnabled(bool(status.get("sentences")) and not busy)
+        self.act_restore.setEnabled(bool(self.model_state.get("previous")) and not busy)
+        name = self.model_state.get("name")
+        if name:
+            self.act_adapt.setStatusTip(f"{ADAPT_TIP} (model in use: {name})")
+
+    def adapt_model(self) -> None:
+        if not self.backend.is_ready:
+            return
+        files = sum(s.files for s in self.sources)
+        again = " It replaces the current adaptation." if self.model_state.get("adapted") else ""
+        answer = QMessageBox.question(
+            self,
+            "Adapt to my documents",
+            f"sparcdesk will learn the vocabulary of your {format_count(files)} indexed files on this "
+            "computer (nothing leaves it; a few minutes on a laptop), then re-encode them. Answers keep "
+            "coming from the current index until the new one is complete, and Index ▸ Restore previous "
+            f"model undoes it.{again}",
+            QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel,
+        )
+        if answer == QMessageBox.StandardButton.Ok:
+            self.act_adapt.setEnabled(False)
+            self.backend.adapt_model(steps=self.adapt_steps)
+
+    def restore_model(self) -> None:
+        if self.backend.is_ready:
+            self.act_restore.setEnabled(False)
+            self.backend.restore_model()
 
     def update_index(self) -> None:
         if self.backend.is_ready:

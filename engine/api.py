@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import json
 import logging
 import os
 import shutil
@@ -101,6 +102,7 @@ class Engine:
         )
         if not (self.bundle_dir / "config.json").is_file():
             raise FileNotFoundError(f"no model bundle at {self.bundle_dir} (config.json missing)")
+        self._explicit_bundle = bundle_dir is not None
         self.threads = threads
         self._local = threading.local()
         self._catalogs: list[Catalog] = []
@@ -302,7 +304,17 @@ class Engine:
             on_commit=self._invalidate_reader,
         )
 
+    def _follow_model_choice(self) -> None:
+        """Pick up a model another process selected (an adaptation or restore run by the app's
+        child process or the CLI), so this engine never indexes with a stale bundle."""
+        if self._explicit_bundle:
+            return
+        chosen = model_store.selected_bundle(self.layout.home)
+        if chosen is not None and chosen != self.bundle_dir:
+            self._use_bundle(chosen)
+
     def _run(self, targets: list[Target], activate: bool, **kw: object) -> tuple[Indexer, RunResult]:
+        self._follow_model_choice()
         cat = Catalog(self.layout.catalog)  # a connection of its own for this run's thread
         try:
             indexer = self._indexer(catalog=cat, **kw)  # type: ignore[arg-type]
@@ -437,6 +449,7 @@ class Engine:
         Returns the adapted bundle's folder."""
         from engine.adapt import DEFAULT_MLM, Cancelled, adapt_bundle
 
+        self._follow_model_choice()
         home = self.layout.home
         current = self.bundle_dir
         cfg = model_store.original_bundle(current)
@@ -516,7 +529,33 @@ class Engine:
             self._use_bundle(bundle)
             self._invalidate_reader()
         p = self.index(None, progress=progress)
-        return {"generation": gen.id, "bundle": str(bundle), "removed_documents": len(stale), "reindexed_files": p.files_done}
+        return {
+            "generation": gen.id,
+            "bundle": str(bundle),
+            "removed_documents": len(stale),
+            "reindexed_files": p.files_done,
+            "progress": p,
+        }
+
+    def model_state(self) -> dict:
+        """What the app shows about the model: the bundle in use, whether it is adapted, and
+        the previous model ``restore_model`` would bring back (None when there is none)."""
+        self._follow_model_choice()
+        cfg = {}
+        with contextlib.suppress(OSError, ValueError):
+            cfg = json.loads((self.bundle_dir / "config.json").read_text(encoding="utf-8"))
+        prev = model_store.load(self.layout.home).get("previous") or None
+        if prev is not None:
+            gen = self._cat().get_generation(int(prev.get("generation", -1)))
+            if gen is None or gen.status != "retired" or not (Path(gen.index_dir) / "meta.json").exists():
+                prev = None
+        return {
+            "bundle": str(self.bundle_dir),
+            "name": cfg.get("name", self.bundle_dir.name),
+            "adapted": "adaptation" in cfg,
+            "adaptation": cfg.get("adaptation"),
+            "previous": prev,
+        }
 
     # ---- search
 
@@ -581,6 +620,7 @@ class Engine:
 
     def status(self) -> dict:
         """A JSON-able summary: home, model, generation, counts, sources, errors."""
+        self._follow_model_choice()
         cat = self._cat()
         gen = cat.active_generation()
         counts = cat.counts()
@@ -616,6 +656,7 @@ class Engine:
             "index_bytes": size,
             "sources": [asdict(s) for s in self.sources()],
             "errors": [asdict(e) for e in self.errors()],
+            "adapted_model": self.model_state(),
             "indexing": self._indexing > 0,
             "watching": self._watcher is not None,
         }

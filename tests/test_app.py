@@ -31,13 +31,14 @@ pytest.importorskip("engine.api")
 
 from PySide6.QtCore import QDate, QObject, QSettings, Qt, QUrl, Slot  # noqa: E402
 from PySide6.QtGui import QDesktopServices  # noqa: E402
+from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from app.backend import Backend  # noqa: E402
 from app.format import collapse, passage_html, result_html  # noqa: E402
 from app.main import make_engine_factory  # noqa: E402
 from app.progress import progress_percent  # noqa: E402
 from app.qtcompat import install_none_guard  # noqa: E402
-from app.window import ADAPT_TOOLTIP, MainWindow  # noqa: E402
+from app.window import ADAPT_TIP, MainWindow  # noqa: E402
 from engine.api import Engine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -412,7 +413,7 @@ def test_first_run_offers_the_samples_and_answers_within_a_minute(qtbot, open_wi
     window = open_window(tmp_path / "home")
     assert window.stack.currentWidget() is window.welcome
     assert window.welcome.samples_btn.isEnabled()
-    assert not window.act_adapt.isEnabled() and window.act_adapt.toolTip() == ADAPT_TOOLTIP
+    assert not window.act_adapt.isEnabled() and window.act_adapt.toolTip() == ADAPT_TIP  # nothing indexed yet
 
     with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS) as blocker:
         qtbot.mouseClick(window.welcome.samples_btn, Qt.MouseButton.LeftButton)
@@ -442,3 +443,40 @@ def test_settings_persist_between_sessions(qtbot, open_window, sample_home, tmp_
     assert again.act_hybrid.isChecked() and again.act_filters.isChecked()
     assert again.history.stringList()[0] == "Who introduced plague to Europe?"
     again.backend.shutdown()
+
+
+# --------------------------------------------------------------------------- adaptation
+
+
+def test_adapt_then_restore_from_the_menu(qtbot, open_window, tmp_path, monkeypatch):
+    """Index ▸ Adapt trains in the indexing child, re-encodes into a new generation that goes
+    live at the end; Index ▸ Restore brings the previous one back."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SAMPLES / "documents" / "kenya.txt", docs)
+    engine = Engine(home=tmp_path / "home")
+    try:
+        engine.add_source(docs)
+        engine.index()
+    finally:
+        engine.close()
+    window = open_window(tmp_path / "home")
+    qtbot.waitUntil(lambda: window.act_adapt.isEnabled(), timeout=WAIT_MS)
+    assert not window.act_restore.isEnabled()
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Ok)
+    window.adapt_steps = 3
+    shown: list[str] = []
+    window.backend.progress.connect(lambda p: shown.append(window.indicator.label.text()))
+    with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 3) as blocker:
+        window.act_adapt.trigger()
+    final, error = blocker.args
+    assert error == "" and final is not None and final.files_done == final.files_total == 1
+    assert any(t.startswith("Adapting the model") for t in shown)
+    qtbot.waitUntil(lambda: window.act_restore.isEnabled(), timeout=WAIT_MS)
+    assert window.model_state["adapted"] and window.model_state["name"].endswith("+adapted")
+    with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 2) as blocker:
+        window.act_restore.trigger()
+    assert blocker.args[1] == ""
+    qtbot.waitUntil(lambda: window.model_state.get("adapted") is False, timeout=WAIT_MS)
+    with Engine(home=tmp_path / "home") as check:
+        assert "+adapted" not in check.status()["generation"]["model"]
