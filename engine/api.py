@@ -412,6 +412,7 @@ class Engine:
             self.bundle_dir,
             previous={"bundle": old_bundle, "generation": before.id, "retired_at": now_iso()},  # type: ignore[attr-defined]
         )
+        model_store.prune_models(self.layout.home)
         self._invalidate_reader()
 
     def corpus_sentences(self, limit: int = 200_000) -> list[str]:

@@ -71,6 +71,23 @@ def models_dir(home: Path) -> Path:
     return Path(home) / MODELS_DIR
 
 
+def prune_models(home: Path) -> list[Path]:
+    """Remove adapted bundles that neither the current nor the previous choice uses (each
+    adaptation writes a new one; only two can ever be restored)."""
+    import shutil
+
+    data = load(home)
+    keep = {str(Path(b).resolve()) for b in (data.get("bundle"), (data.get("previous") or {}).get("bundle")) if b}
+    removed: list[Path] = []
+    folder = models_dir(home)
+    if folder.is_dir():
+        for d in folder.iterdir():
+            if d.is_dir() and str(d.resolve()) not in keep:
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(d)
+    return removed
+
+
 def adapt_state_dir(home: Path) -> Path:
     return Path(home) / ADAPT_STATE_DIR
 

@@ -141,7 +141,7 @@ def test_engine_adapt_switches_generation_and_restores(tmp_path: Path) -> None:
         seen_during: list[tuple[str, int]] = []
 
         def during(p) -> None:  # runs while the new generation is being filled
-            if p.sentences_done and not seen_during:
+            if p.phase != "done" and not seen_during:
                 seen_during.append((engine.status()["generation"]["model"], len(engine.ask(question))))
 
         bundle = engine.adapt(steps=3, progress=during)

@@ -365,10 +365,18 @@ def test_model_change_builds_a_new_generation(engine: Engine, tmp_path: Path) ->
         assert p.files_done == 3
         new = Catalog(e2.layout.catalog).active_generation()
         assert new.id != old.id and new.model_version.startswith("9.9.9+")
-        assert not Path(old.index_dir).exists()
+        assert Path(old.index_dir).exists()  # kept: the previous model can be restored
+        assert e2.status()["adapted_model"]["previous"]["generation"] == old.id
         assert not e2.status()["rebuilding"]
         assert_complete(e2, files)
         assert e2.index().files_done == 0
+    cfg["version"] = "9.9.10"
+    (bundle / "config.json").write_text(json.dumps(cfg))
+    with Engine(home=engine.layout.home, bundle_dir=bundle, threads=1) as e3:
+        assert e3.index().files_done == 3
+        assert not Path(old.index_dir).exists()  # only the generation retired last is kept
+        assert Path(new.index_dir).exists()
+        assert_complete(e3, files)
 
 
 def test_remove_source_and_nested_sources(engine: Engine, tmp_path: Path) -> None:
