@@ -133,6 +133,23 @@ def build_card(
             for r in q["quantization"]:
                 out.append(f"| {r['onnx']} | {r['mrr@1000']:.2f} | {r['r@1']:.2f} |")
             out.append("")
+    head = bundle / "mlm" / "head.json"
+    if head.is_file():
+        h = json.loads(head.read_text())
+        acc = h.get("masked_accuracy_held_out", {})
+        out += [
+            "## On-device adaptation (`mlm/`)",
+            "",
+            "The bundle carries what `sparcdesk adapt` needs to run masked-LM on the user's CPU: the",
+            "retrieval body and the original body (`mlm/*_body.safetensors`, without the word",
+            "embeddings, which are the ONNX initializer) and an MLM head trained with body and",
+            f"embeddings frozen ({h.get('steps')} steps, batch {h.get('batch_size')}, lr {h.get('lr')}, "
+            f"{h.get('seconds')} s on {h.get('threads')} thread(s); `sparcdesk-train mlm-head`).",
+            "Masked-word top-10 accuracy on held-out SQuAD-train text: "
+            + ", ".join(f"{k} {100 * v['top10']:.1f}%" for k, v in acc.items())
+            + ". Which one adaptation uses, and why: docs/adaptation.md.",
+            "",
+        ]
     out += [
         "## Reproduce",
         "",
