@@ -183,3 +183,23 @@ def test_engine_adapt_cancel_keeps_old_generation(tmp_path: Path) -> None:
             engine.adapt(steps=5, on_adapt=on_adapt, cancel=cancel)
         assert engine.status()["generation"] == first
         assert engine.bundle_dir == BUNDLE
+
+
+def test_engine_adapt_resumes_an_unfinished_reencode(tmp_path: Path) -> None:
+    """A run that stopped after training (crash, cancel, --no-reencode) is picked up by the
+    next ``adapt``: no second training, the re-encode completes and goes live."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SAMPLES / "super-bowl-50.txt", docs / "sb.txt")
+    with Engine(home=tmp_path / "home", threads=1) as engine:
+        engine.index([docs])
+        first = engine.status()["generation"]
+        bundle = engine.adapt(steps=2, reencode=False)
+        assert engine.status()["generation"] == first and engine.status()["rebuilding"]
+    with Engine(home=tmp_path / "home", threads=1) as engine:
+        calls: list[object] = []
+        again = engine.adapt(steps=2, on_adapt=calls.append)
+        assert again == bundle and calls == []  # resumed: nothing retrained
+        st = engine.status()
+        assert st["generation"]["id"] != first["id"] and not st["rebuilding"]
+        assert engine.ask("Who won Super Bowl 50?")
