@@ -47,6 +47,9 @@ ADAPT_TIP = "Tune the model to the words of your own documents, on this computer
 RESTORE_TIP = "Go back to the model and index used before the last adaptation"
 #: Masked-LM steps of "Adapt to my documents" (SPARC.md §3 default); tests lower it.
 ADAPT_STEPS = 500
+#: The measured best configuration (docs/ood.md) is the adapted model: once this many
+#: sentences are indexed, the window adapts on its own (Index ▸ Adapt automatically).
+AUTO_ADAPT_MIN_SENTENCES = 5000
 HISTORY_SIZE = 50
 
 
@@ -292,8 +295,18 @@ class MainWindow(QMainWindow):
         self.act_restore = A("&Restore previous model", self.restore_model, None, RESTORE_TIP)
         self.act_restore.setToolTip(RESTORE_TIP)
         self.act_restore.setEnabled(False)
+        self.act_auto_adapt = A(
+            "Adapt &automatically",
+            None,
+            None,
+            f"Adapt the model once {AUTO_ADAPT_MIN_SENTENCES:,} sentences are indexed",
+            checkable=True,
+        )
         self.adapt_steps = ADAPT_STEPS
+        self.auto_adapt_min_sentences = AUTO_ADAPT_MIN_SENTENCES
         self.model_state: dict = {}
+        self._indexed_sentences = 0
+        self._model_job = False
         self.act_shortcuts = A(
             "&Keyboard shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents
         )
@@ -321,7 +334,7 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         m.addAction(self.act_watch)
         m.addSeparator()
-        m.addActions([self.act_adapt, self.act_restore])
+        m.addActions([self.act_adapt, self.act_auto_adapt, self.act_restore])
         self.index_menu = m
         m = mb.addMenu("&Help")
         m.addActions([self.act_shortcuts, self.act_about])
@@ -369,6 +382,7 @@ class MainWindow(QMainWindow):
             self.splitter.restoreState(split)
         self.act_hybrid.setChecked(_bool(s.value("search/hybrid", False)))
         self.act_idf.setChecked(_bool(s.value("search/idf", False)))
+        self.act_auto_adapt.setChecked(_bool(s.value("model/auto_adapt", True)))
         self.act_filters.setChecked(_bool(s.value("view/filters", False)))
         self.filters.setVisible(self.act_filters.isChecked())
         self.act_preview.setChecked(_bool(s.value("view/preview", True)))
@@ -386,6 +400,7 @@ class MainWindow(QMainWindow):
         s.setValue("window/splitter", self.splitter.saveState())
         s.setValue("search/hybrid", self.act_hybrid.isChecked())
         s.setValue("search/idf", self.act_idf.isChecked())
+        s.setValue("model/auto_adapt", self.act_auto_adapt.isChecked())
         s.setValue("search/top", self.top)
         s.setValue("search/history", self.history.stringList())
         s.setValue("view/filters", self.act_filters.isChecked())
@@ -708,6 +723,7 @@ class MainWindow(QMainWindow):
     def _status_changed(self, status: dict) -> None:
         """Enable Adapt once something is indexed and Restore while a previous model is kept."""
         self.model_state = dict(status.get("adapted_model") or {})
+        self._indexed_sentences = int(status.get("sentences") or 0)
         busy = self.backend.indexing
         self.act_adapt.setEnabled(bool(status.get("sentences")) and not busy)
         self.act_restore.setEnabled(bool(self.model_state.get("previous")) and not busy)
@@ -730,13 +746,33 @@ class MainWindow(QMainWindow):
             QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel,
         )
         if answer == QMessageBox.StandardButton.Ok:
-            self.act_adapt.setEnabled(False)
-            self.backend.adapt_model(steps=self.adapt_steps)
+            self._start_adaptation()
+
+    def _start_adaptation(self) -> None:
+        self.act_adapt.setEnabled(False)
+        self._model_job = True
+        self.backend.adapt_model(steps=self.adapt_steps)
 
     def restore_model(self) -> None:
         if self.backend.is_ready:
             self.act_restore.setEnabled(False)
+            self._model_job = True
             self.backend.restore_model()
+
+    def _maybe_adapt_automatically(self, final: Any) -> None:
+        """After an indexing run: adapt if the user left it on, this home never adapted nor
+        restored, and enough text is indexed for adaptation to pay off."""
+        if not self.act_auto_adapt.isChecked() or not self.model_state:
+            return
+        if self.model_state.get("adapted") or self.model_state.get("previous"):
+            return
+        if max(self._indexed_sentences, final.sentences_done) < self.auto_adapt_min_sentences:
+            return
+        self.statusBar().showMessage(
+            "Adapting the model to your documents (Index ▸ Stop to skip; Index ▸ Adapt automatically to turn off)",
+            15000,
+        )
+        self._start_adaptation()
 
     def update_index(self) -> None:
         if self.backend.is_ready:
@@ -768,6 +804,7 @@ class MainWindow(QMainWindow):
             self.backend.refresh()
 
     def _index_finished(self, final: Any, error: str) -> None:
+        model_job, self._model_job = self._model_job, False
         if error:
             return
         if final is not None:
@@ -785,6 +822,8 @@ class MainWindow(QMainWindow):
                 f"{format_count(final.sentences_done)} sentences in {format_duration(secs)}",
                 8000,
             )
+            if not model_job:
+                self._maybe_adapt_automatically(final)
 
     def _action_failed(self, what: str, message: str) -> None:
         self.statusBar().showMessage(f"{what} failed: {message}", 15000)

@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication([])
     settings = QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
     settings.setValue("index/watch", False)
+    settings.setValue("model/auto_adapt", False)  # measure indexing alone
     backend = Backend(make_engine_factory(home=home, threads=args.threads), index_in_process=args.in_process)
     window = MainWindow(backend, settings)
     window.resize(1280, 800)

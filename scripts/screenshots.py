@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
     settings.setValue("index/watch", True)
+    settings.setValue("model/auto_adapt", False)  # screenshots of the indexed samples, not of an adaptation
     backend = Backend(make_engine_factory())
     window = MainWindow(backend, settings)
     window.resize(args.width, args.height)

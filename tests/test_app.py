@@ -480,3 +480,24 @@ def test_adapt_then_restore_from_the_menu(qtbot, open_window, tmp_path, monkeypa
     qtbot.waitUntil(lambda: window.model_state.get("adapted") is False, timeout=WAIT_MS)
     with Engine(home=tmp_path / "home") as check:
         assert "+adapted" not in check.status()["generation"]["model"]
+
+
+def test_large_enough_first_indexing_adapts_automatically(qtbot, open_window, tmp_path):
+    """The measured best configuration (the adapted model) is the default: after indexing
+    enough text the window adapts on its own, once."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SAMPLES / "documents" / "super-bowl-50.txt", docs)
+    window = open_window(tmp_path / "home")
+    assert window.act_auto_adapt.isChecked()
+    window.auto_adapt_min_sentences = 10  # the real threshold is 5,000 sentences
+    window.adapt_steps = 3
+    finished: list[object] = []
+    window.backend.index_finished.connect(lambda final, err: finished.append((final, err)))
+    window.backend.add_source(docs)
+    qtbot.waitUntil(lambda: len(finished) >= 2, timeout=WAIT_MS * 3)  # indexing, then adaptation
+    assert all(err == "" for _, err in finished)
+    qtbot.waitUntil(lambda: window.model_state.get("adapted") is True, timeout=WAIT_MS)
+    assert window.act_restore.isEnabled() or window.model_state.get("previous")
+    qtbot.wait(500)
+    assert len(finished) == 2  # once: an adapted home is not adapted again

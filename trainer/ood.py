@@ -886,7 +886,7 @@ def run(args: argparse.Namespace) -> int:
         table
         + "\n\n"
         + "\n".join(f"- {n}" for n in notes)
-        + "\n\nCost per set (seconds, 1 thread):\n\n"
+        + f"\n\nCost per set (seconds, {args.threads} thread(s); cached rows keep the cost of the run that made them):\n\n"
         + costs
         + "\n"
     )
