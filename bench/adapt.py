@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> dict:
     work = Path(tempfile.mkdtemp(prefix="sparcdesk-adapt-bench-"))
     try:
         corpus = work / "corpus"
+        corpus.mkdir()
         sentences, _, files = write_corpus(corpus, args.sentences)
         home = args.keep or work / "home"
         with Engine(home=home, threads=args.threads) as engine:
