@@ -41,7 +41,7 @@ from engine.pipeline import (
     under,
     unit_for,
 )
-from engine.search import Answer, Hit, QueryEncoder, SearchFilters
+from engine.search import DEFAULT_FUSION, Answer, Hit, QueryEncoder, SearchFilters
 from engine.search import ask as _ask
 
 log = logging.getLogger(__name__)
@@ -567,6 +567,7 @@ class Engine:
         filters: SearchFilters | None = None,
         idf: bool = False,
         hybrid: bool = False,
+        fusion: str = DEFAULT_FUSION,
     ) -> list[Answer]:
         """Answers grouped per document, best first (empty before anything is indexed)."""
         with self._read_lock:
@@ -581,6 +582,7 @@ class Engine:
                 filters=filters,
                 idf=idf,
                 hybrid=hybrid,
+                fusion=fusion,
                 catalog=self._cat(),
                 text_of=self._text_or_none,
             )

@@ -196,7 +196,9 @@ def cmd_ask(args) -> int:
                 mailbox=args.mailbox,
             )
         t0 = time.perf_counter()
-        answers = engine.ask(args.question, top=args.top, filters=filters, idf=args.idf, hybrid=args.hybrid)
+        answers = engine.ask(
+            args.question, top=args.top, filters=filters, idf=args.idf, hybrid=args.hybrid, fusion=args.fusion
+        )
         ms = (time.perf_counter() - t0) * 1000
         if args.json:
             print(answers_json(args.question, answers))
@@ -334,7 +336,11 @@ def cmd_adapt(args) -> int:
         f"adapted model: {bundle}\n"
         f"  {a.get('steps')} steps on {a.get('sentences')} sentences ({a.get('mlm')}), "
         f"{a.get('rows_changed')} embedding rows changed, {a.get('seconds')} s"
-        + ("" if args.no_reencode else "\n  answers now come from the re-encoded index; 'sparcdesk restore' undoes it")
+        + (
+            ""
+            if args.no_reencode
+            else "\n  answers now come from the re-encoded index; 'sparcdesk restore' undoes it"
+        )
     )
     return 0
 
@@ -423,6 +429,8 @@ def cmd_gui(app_args: list[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from engine.search import DEFAULT_FUSION, FUSIONS
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--home", help="data folder (default: $SPARCDESK_HOME or the user data folder)")
     common.add_argument("--model", help="model bundle folder (default: $SPARCDESK_MODEL or the shipped one)")
@@ -446,6 +454,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.add_argument("--idf", action="store_true", help="weight question words by their IDF in your files")
     s.add_argument("--hybrid", action="store_true", help="add BM25 to the neural score")
+    s.add_argument(
+        "--fusion",
+        choices=FUSIONS,
+        default=DEFAULT_FUSION,
+        help="how --hybrid combines the two top-100 lists (default: %(default)s, the measured best)",
+    )
     s.add_argument("--folder", help="only documents under this folder")
     s.add_argument("--kind", action="append", help="only this kind (text, pdf, email, ...; repeatable)")
     s.add_argument("--from", dest="date_from", type=_date, help="on or after this date (YYYY-MM-DD)")
@@ -470,14 +484,29 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+")
     s.set_defaults(func=cmd_remove)
 
-    s = sub.add_parser("adapt", parents=[common], help="adapt the model to your documents, then re-encode them")
+    s = sub.add_parser(
+        "adapt", parents=[common], help="adapt the model to your documents, then re-encode them"
+    )
     s.add_argument("--steps", type=int, default=500, help="masked-LM steps (default 500)")
-    s.add_argument("--mlm", choices=("direct", "head", "direct-base"), default=None, help="how masked words are predicted")
-    s.add_argument("--vocab", action="store_true", help="also add frequent new words of your documents to the vocabulary")
-    s.add_argument("--no-reencode", action="store_true", help="only build the adapted model; 'sparcdesk index' re-encodes")
+    s.add_argument(
+        "--mlm",
+        choices=("direct", "head", "direct-base"),
+        default=None,
+        help="how masked words are predicted",
+    )
+    s.add_argument(
+        "--vocab", action="store_true", help="also add frequent new words of your documents to the vocabulary"
+    )
+    s.add_argument(
+        "--no-reencode",
+        action="store_true",
+        help="only build the adapted model; 'sparcdesk index' re-encodes",
+    )
     s.set_defaults(func=cmd_adapt)
 
-    s = sub.add_parser("restore", parents=[common], help="go back to the model and index used before the last switch")
+    s = sub.add_parser(
+        "restore", parents=[common], help="go back to the model and index used before the last switch"
+    )
     s.set_defaults(func=cmd_restore)
 
     s = sub.add_parser("demo", parents=[common], help="index the built-in samples and ask three questions")

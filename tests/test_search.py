@@ -22,7 +22,7 @@ from engine.api import Engine, SearchFilters
 from engine.cli import main as cli_main
 from engine.encode import default_bundle_dir
 from engine.index import Hit as IndexHit
-from engine.search import fuse, highlight_spans, question_terms
+from engine.search import DEFAULT_FUSION, RRF_K, fuse, highlight_spans, question_terms
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -226,14 +226,40 @@ def test_empty_question_and_empty_home(tmp_path: Path, engine: Engine) -> None:
 # --------------------------------------------------------------------------- pure functions
 
 
-def test_fuse_adds_raw_scores_and_fills_missing_with_list_minimum() -> None:
+def test_fuse_sum_adds_raw_scores_and_fills_missing_with_list_minimum() -> None:
     sparc = [IndexHit(1, 10.0), IndexHit(2, 8.0), IndexHit(3, 1.0)]
     bm25 = [IndexHit(2, 5.0), IndexHit(4, 4.0)]
-    fused = dict(fuse(sparc, bm25))
+    fused = dict(fuse(sparc, bm25, "sum"))
     assert fused == {1: 10.0 + 4.0, 2: 8.0 + 5.0, 3: 1.0 + 4.0, 4: 1.0 + 4.0}
-    assert [sid for sid, _ in fuse(sparc, bm25)] == [1, 2, 3, 4]  # ties: smaller id first
-    assert fuse([], []) == []
-    assert dict(fuse([], bm25)) == {2: 5.0, 4: 4.0}
+    assert [sid for sid, _ in fuse(sparc, bm25, "sum")] == [1, 2, 3, 4]  # ties: smaller id first
+    assert fuse([], [], "sum") == []
+    assert dict(fuse([], bm25, "sum")) == {2: 5.0, 4: 4.0}
+
+
+def test_fuse_minmax_keeps_a_large_scale_list_from_deciding_alone() -> None:
+    # BM25 scores are ten times larger: a raw sum follows BM25's order, min-max does not
+    sparc = [IndexHit(1, 9.0), IndexHit(2, 6.0), IndexHit(3, 3.0)]
+    bm25 = [IndexHit(2, 60.0), IndexHit(3, 55.0), IndexHit(1, 50.0)]
+    assert [sid for sid, _ in fuse(sparc, bm25, "sum")][0] == 2
+    fused = dict(fuse(sparc, bm25, "minmax"))
+    assert fused == pytest.approx({1: 1.0 + 0.0, 2: 0.5 + 1.0, 3: 0.0 + 0.5})
+    assert [sid for sid, _ in fuse(sparc, bm25, "minmax")] == [2, 1, 3]
+    # a one-item list maps to 1
+    assert dict(fuse([IndexHit(7, 3.0)], [], "minmax")) == {7: 1.0}
+    # the default is CAI's raw sum (measured best, docs/ood.md)
+    assert DEFAULT_FUSION == "sum" and fuse(sparc, bm25) == fuse(sparc, bm25, "sum")
+
+
+def test_fuse_rrf_adds_reciprocal_ranks() -> None:
+    sparc = [IndexHit(1, 9.0), IndexHit(2, 6.0)]
+    bm25 = [IndexHit(2, 60.0), IndexHit(3, 1.0)]
+    fused = dict(fuse(sparc, bm25, "rrf"))
+    k = RRF_K
+    assert fused == pytest.approx(
+        {1: 1 / (k + 1) + 1 / (k + 2), 2: 1 / (k + 2) + 1 / (k + 1), 3: 1 / (k + 2) + 1 / (k + 2)}
+    )
+    with pytest.raises(ValueError, match="unknown fusion"):
+        fuse(sparc, bm25, "max")
 
 
 def test_highlight_spans_use_stems_and_skip_stopwords() -> None:

@@ -287,13 +287,23 @@ class AppBM25Retriever:
 
 
 class HybridRetriever:
-    """SPARC + the app's BM25 fused by the app's own ``engine.search.fuse`` (CAI): raw scores
-    over each system's top ``depth``; a sentence missing from a list gets that list's minimum.
+    """SPARC + the app's BM25 fused by the app's own ``engine.search.fuse`` (CAI) over each
+    system's top ``depth``, with one of its fusion methods (``sum``: raw scores, CAI's rule and
+    the app's default; ``minmax``: each list normalised first; ``rrf``: reciprocal ranks).
     The ranking is the fused list only (at most 2 x depth sentences), as in the app."""
 
-    def __init__(self, sparc: SparcRetriever, bm25: AppBM25Retriever, depth: int = HYBRID_DEPTH):
+    def __init__(
+        self,
+        sparc: SparcRetriever,
+        bm25: AppBM25Retriever,
+        depth: int = HYBRID_DEPTH,
+        method: str | None = None,
+    ):
+        from engine.search import DEFAULT_FUSION
+
         self.sparc, self.bm25, self.depth = sparc, bm25, depth
-        self.name = f"{sparc.name} +hybrid"
+        self.method = method or DEFAULT_FUSION
+        self.name = f"{sparc.name} +hybrid" + ("" if self.method == DEFAULT_FUSION else f" ({self.method})")
         self.median_nnz = sparc.median_nnz
 
     def search(self, question: str, k: int = TOP_K) -> np.ndarray:
@@ -306,6 +316,7 @@ class HybridRetriever:
         fused = fuse(
             [Hit(int(i), float(v)) for i, v in zip(s_idx[s_keep], s_sc[s_keep], strict=True)],
             [Hit(int(i), float(v)) for i, v in zip(b_idx, b_sc, strict=True)],
+            self.method,
         )
         return np.array([sid for sid, _ in fused[:k]], dtype=np.int64)
 
@@ -451,11 +462,12 @@ def run_evaluation(
     idf: bool = False,
     hybrid: bool = False,
     threads: int | None = None,
+    fusions: Sequence[str] | None = None,
 ) -> dict:
     """Evaluate the requested systems; returns the report written as JSON by the command.
 
     With a model, ``idf`` adds a "SPARC +IDF" row and ``hybrid`` a "+hybrid" row for each
-    SPARC row (one encoding serves them all).
+    SPARC row and fusion method in ``fusions`` (default: the app's; one encoding serves them all).
     """
     data = load_eval_set(sentences_path, questions_path, limit)
     pool, questions, relevants, skipped = data.pool, data.questions, data.relevants, data.skipped
@@ -514,7 +526,11 @@ def run_evaluation(
             t0 = time.perf_counter()
             app_bm25 = AppBM25Retriever(texts)
             bm25_s = time.perf_counter() - t0
-            systems.extend((HybridRetriever(r, app_bm25), index_s + bm25_s) for r in sparc_rows)
+            systems.extend(
+                (HybridRetriever(r, app_bm25, method=m), index_s + bm25_s)
+                for r in sparc_rows
+                for m in (fusions or [None])
+            )
 
     for retriever, index_s in systems:
         row = measure(
@@ -587,7 +603,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hybrid",
         action="store_true",
-        help="also fuse SPARC with the app's BM25 as the app does (top 100 of each, plain sum)",
+        help="also fuse SPARC with the app's BM25 as the app does (top 100 of each)",
+    )
+    parser.add_argument(
+        "--fusion",
+        default=None,
+        help="with --hybrid: fusion method(s), comma-separated, of sum, minmax, rrf (default: the app's)",
     )
     parser.add_argument("--threads", type=int, default=None, help="encoder threads (default: the engine's)")
     parser.add_argument(
@@ -596,6 +617,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="bundle",
         help="a repeated question token counts once (unique) or per occurrence (counts); default: the bundle's",
     )
+
+
+def _fusions(text: str | None) -> list[str] | None:
+    from engine.search import FUSIONS
+
+    if not text:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in FUSIONS]
+    if bad:
+        raise SystemExit(f"--fusion: unknown {', '.join(bad)}; choose from {', '.join(FUSIONS)}")
+    return names
 
 
 def run(args: argparse.Namespace) -> int:
@@ -622,6 +655,7 @@ def run(args: argparse.Namespace) -> int:
         idf=args.idf,
         hybrid=args.hybrid,
         threads=args.threads,
+        fusions=_fusions(args.fusion),
     )
     report["query_tokens"] = args.query_tokens
     print(format_table(report))

@@ -34,8 +34,14 @@ from trainer.pools import read_jsonl
 from trainer.train import load_model_from_checkpoint
 
 
-def _body_state(encoder) -> dict[str, torch.Tensor]:
-    return {k: v.detach().contiguous() for k, v in encoder.state_dict().items() if "word_embeddings" not in k}
+def _body_state(encoder, dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    """The body's tensors without the word embeddings; fp16 halves a larger base's bundle
+    (the adaptation loads them into an fp32 body either way)."""
+    return {
+        k: v.detach().to(dtype).contiguous()
+        for k, v in encoder.state_dict().items()
+        if "word_embeddings" not in k
+    }
 
 
 def _initial_head(base: Path, hidden: int, vocab: int) -> dict[str, torch.Tensor]:
@@ -45,7 +51,10 @@ def _initial_head(base: Path, hidden: int, vocab: int) -> dict[str, torch.Tensor
     names = {
         "dense.weight": ("cls.predictions.transform.dense.weight",),
         "dense.bias": ("cls.predictions.transform.dense.bias",),
-        "ln.weight": ("cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.gamma"),
+        "ln.weight": (
+            "cls.predictions.transform.LayerNorm.weight",
+            "cls.predictions.transform.LayerNorm.gamma",
+        ),
         "ln.bias": ("cls.predictions.transform.LayerNorm.bias", "cls.predictions.transform.LayerNorm.beta"),
         "bias": ("cls.predictions.bias",),
     }
@@ -67,7 +76,9 @@ def _initial_head(base: Path, hidden: int, vocab: int) -> dict[str, torch.Tensor
     return head
 
 
-def masked_accuracy(body, head, emb, tokenizer, texts: list[str], n_batches: int = 20, seed: int = 99) -> dict:
+def masked_accuracy(
+    body, head, emb, tokenizer, texts: list[str], n_batches: int = 20, seed: int = 99
+) -> dict:
     """Top-1 / top-10 accuracy over the whole vocabulary of predicting masked word pieces."""
     chunks = pack_chunks([e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)], 128)
     ids = np.arange(1000, emb.shape[0])
@@ -98,6 +109,7 @@ def build_mlm_folder(
     lr: float = 1e-3,
     threads: int | None = None,
     seed: int = 13,
+    body_dtype: str = "fp32",
 ) -> dict:
     """Train the head (body and embeddings frozen) and write ``bundle/mlm/``."""
     from safetensors.torch import save_file
@@ -111,9 +123,9 @@ def build_mlm_folder(
     sparc_body = model.encoder.eval()
     cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
     emb = torch.from_numpy(
-        read_embedding_matrix(bundle / cfg["onnx"], cfg.get("embedding_initializer", "word_embeddings_fp16")).astype(
-            np.float32
-        )
+        read_embedding_matrix(
+            bundle / cfg["onnx"], cfg.get("embedding_initializer", "word_embeddings_fp16")
+        ).astype(np.float32)
     )
     for p in base_body.parameters():
         p.requires_grad_(False)
@@ -146,8 +158,9 @@ def build_mlm_folder(
     out = bundle / MLM_DIR
     out.mkdir(parents=True, exist_ok=True)
     base_body.config.to_json_file(str(out / "config.json"))
-    save_file(_body_state(base_body), str(out / "base_body.safetensors"))
-    save_file(_body_state(sparc_body), str(out / "sparc_body.safetensors"))
+    dtype = torch.float16 if body_dtype == "fp16" else torch.float32
+    save_file(_body_state(base_body, dtype), str(out / "base_body.safetensors"))
+    save_file(_body_state(sparc_body, dtype), str(out / "sparc_body.safetensors"))
     save_file({k: v.detach().contiguous() for k, v in head.items()}, str(out / "head.safetensors"))
     report = {
         "base": str(base),
@@ -157,6 +170,7 @@ def build_mlm_folder(
         "batch_size": batch_size,
         "lr": lr,
         "seed": seed,
+        "body_dtype": body_dtype,
         "loss_first100": float(np.mean(losses[:100])),
         "loss_last100": float(np.mean(losses[-100:])),
         "masked_accuracy_held_out": {
@@ -174,17 +188,34 @@ def build_mlm_folder(
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bundle", type=Path, required=True, help="bundle folder to add mlm/ to")
-    p.add_argument("--checkpoint", type=Path, required=True, help="the training checkpoint the bundle was exported from")
-    p.add_argument("--data", type=Path, default=Path("runs/train-data"), help="prepared training data (sentences.jsonl)")
-    p.add_argument("--base", type=Path, default=None, help="original base weights (default: the checkpoint's)")
+    p.add_argument(
+        "--checkpoint", type=Path, required=True, help="the training checkpoint the bundle was exported from"
+    )
+    p.add_argument(
+        "--data", type=Path, default=Path("runs/train-data"), help="prepared training data (sentences.jsonl)"
+    )
+    p.add_argument(
+        "--base", type=Path, default=None, help="original base weights (default: the checkpoint's)"
+    )
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument(
+        "--body-dtype", choices=("fp32", "fp16"), default="fp32", help="storage of the two bodies in mlm/"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
     report = build_mlm_folder(
-        args.bundle, args.checkpoint, args.data, args.base, args.steps, args.batch, args.lr, args.threads or None
+        args.bundle,
+        args.checkpoint,
+        args.data,
+        args.base,
+        args.steps,
+        args.batch,
+        args.lr,
+        args.threads or None,
+        body_dtype=args.body_dtype,
     )
     print(json.dumps(report, indent=2))
