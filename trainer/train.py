@@ -116,7 +116,7 @@ def save_checkpoint(path: Path, model: SparcModel, opt, sched, step: int, args: 
             "opt": opt.state_dict(),
             "sched": sched.state_dict(),
             "step": step,
-            "args": vars(args),
+            "args": {k: v for k, v in vars(args).items() if not callable(v)},
         },
         tmp,
     )
