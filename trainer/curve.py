@@ -14,6 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
+from engine.features import DEFAULT_MAX_LENGTH
 from trainer.evaluate import run_evaluation
 from trainer.export import export_bundle
 
@@ -24,9 +25,14 @@ def checkpoints(run: Path) -> list[tuple[int, Path]]:
 
 
 def evaluate_checkpoint(
-    ckpt: Path, bundle: Path, sentences: Path, questions: Path, limit: int | None
+    ckpt: Path,
+    bundle: Path,
+    sentences: Path,
+    questions: Path,
+    limit: int | None,
+    max_length: int = DEFAULT_MAX_LENGTH,
 ) -> dict:
-    cfg = export_bundle(ckpt, bundle)
+    cfg = export_bundle(ckpt, bundle, max_length=max_length)
     report = run_evaluation(
         sentences, questions, model_dir=bundle, baselines=[], limit=limit, latency_sample=20
     )
@@ -39,6 +45,7 @@ def evaluate_checkpoint(
         "r@10": row["r@10"],
         "median_nnz": row["median_nnz"],
         "n_questions": report["n_questions"],
+        "max_length": max_length,
     }
 
 
@@ -50,6 +57,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--work", type=Path, default=Path("runs/curve-bundles"))
     p.add_argument("--limit", type=int, default=None, help="first N questions only")
     p.add_argument("--steps", type=str, default=None, help="comma-separated steps (default: all kept)")
+    p.add_argument(
+        "--max-length",
+        type=int,
+        default=DEFAULT_MAX_LENGTH,
+        help="tokens of sentence + context in the exported bundles (default: %(default)s)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +73,12 @@ def run(args: argparse.Namespace) -> int:
         if step in seen or (wanted is not None and step not in wanted):
             continue
         row = evaluate_checkpoint(
-            ckpt, args.work / f"step-{step}", args.sentences, args.questions, args.limit
+            ckpt,
+            args.work / args.run.name / f"step-{step}",
+            args.sentences,
+            args.questions,
+            args.limit,
+            args.max_length,
         )
         done.append(row)
         done.sort(key=lambda r: r["step"])
