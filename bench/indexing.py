@@ -154,7 +154,11 @@ def torch_rate(
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
             feats = build_features(
-                enc.tokenizer, [sentences[i] for i in idx], [contexts[i] for i in idx], cfg["max_length"]
+                enc.tokenizer,
+                [sentences[i] for i in idx],
+                [contexts[i] for i in idx],
+                cfg["max_length"],
+                cfg.get("pooling", "sentence"),
             )
             batch = {k: torch.from_numpy(v) for k, v in feats.items()}
             model.sparse_topk(batch, cfg["top_k"])

@@ -87,7 +87,9 @@ class SparseEncoder:
         return question_tokens(self.tokenizer, text, unique=self.config.query_tokens == "unique")
 
     def _run(self, sentences: Sequence[str], contexts: Sequence[str]) -> list[SparseVector]:
-        feats = build_features(self.tokenizer, sentences, contexts, self.config.max_length)
+        feats = build_features(
+            self.tokenizer, sentences, contexts, self.config.max_length, self.config.pooling
+        )
         ids, weights = self.session.run(["top_ids", "top_weights"], feats)
         out = []
         for row_ids, row_w in zip(ids, weights, strict=True):

@@ -5,10 +5,12 @@ Input layout, shared by training, export and indexing (SPARC.md §1):
     [CLS] sentence [SEP] context [SEP]
 
 ``token_type_ids`` are 0 for ``[CLS] sentence [SEP]`` and 1 for ``context [SEP]``.
-``sentence_mask`` (width S = 1 + longest sentence in the batch) marks the sentence's own
-word pieces (positions 1..n), the positions the sparse vector is max-pooled over: pooling
-there lets a sentence differ from its neighbours and keeps the costly projection onto the
-vocabulary to a few dozen positions.
+``sentence_mask`` marks the positions the sparse vector is max-pooled over. With the default
+``pooling="sentence"`` its width is S = 1 + the longest sentence in the batch and it marks the
+sentence's own word pieces (positions 1..n): a sentence then differs from its neighbours, and
+the costly projection onto the vocabulary runs on a few dozen positions. ``pooling="all"``
+(SPARC.md's open alternative, measured in docs/training.md) marks every word piece of sentence
+and context, so the mask spans the whole input.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ import numpy as np
 from tokenizers import Tokenizer
 
 DEFAULT_MAX_LENGTH = 256
+#: where the sentence vector is max-pooled: its own word pieces, or every word piece of the input
+POOLINGS = ("sentence", "all")
+DEFAULT_POOLING = "sentence"
 
 
 def load_tokenizer(path: str) -> Tokenizer:
@@ -34,8 +39,11 @@ def build_features(
     sentences: Sequence[str],
     contexts: Sequence[str],
     max_length: int = DEFAULT_MAX_LENGTH,
+    pooling: str = DEFAULT_POOLING,
 ) -> dict[str, np.ndarray]:
     """Encoder inputs for a batch; contexts are cut to fit, the sentence keeps at most half."""
+    if pooling not in POOLINGS:
+        raise ValueError(f"unknown pooling {pooling!r}; expected one of {POOLINGS}")
     cls_id = tokenizer.token_to_id("[CLS]")
     sep_id = tokenizer.token_to_id("[SEP]")
     pad_id = tokenizer.token_to_id("[PAD]") or 0
@@ -58,7 +66,7 @@ def build_features(
         sent_lens.append(len(s))
     batch = len(rows)
     width = max(len(r) for r in rows) if rows else 0
-    s_width = 1 + max(sent_lens, default=0)
+    s_width = 1 + max(sent_lens, default=0) if pooling == "sentence" else width
     input_ids = np.full((batch, width), pad_id, dtype=np.int64)
     attention = np.zeros((batch, width), dtype=np.int64)
     token_types = np.zeros((batch, width), dtype=np.int64)
@@ -67,7 +75,11 @@ def build_features(
         input_ids[i, : len(row)] = row
         attention[i, : len(row)] = 1
         token_types[i, : len(typ)] = typ
-        sentence_mask[i, 1 : 1 + n] = 1
+        if pooling == "sentence":
+            sentence_mask[i, 1 : 1 + n] = 1
+        else:  # every word piece: the sentence's and, past its [SEP], the context's
+            sentence_mask[i, 1 : 1 + n] = 1
+            sentence_mask[i, n + 2 : len(row) - 1] = 1
     return {
         "input_ids": input_ids,
         "attention_mask": attention,

@@ -136,3 +136,69 @@ def test_torchrun_two_cpu_processes(tmp_path, squad_handful):
     assert [r["step"] for r in log] == [1, 2, 3]
     assert all(np.isfinite(r["loss"]) for r in log)
     assert (out / "step-3.pt").is_file()
+
+
+def test_pooling_all_marks_every_word_piece_of_sentence_and_context():
+    from engine.features import build_features, load_tokenizer
+
+    tok = load_tokenizer(str(tiny_base() / "tokenizer.json"))
+    sentences = ["The treaty was signed in 1648.", "Peace followed."]
+    contexts = ["It ended the Thirty Years' War.", ""]
+    own = build_features(tok, sentences, contexts, 64, "sentence")
+    every = build_features(tok, sentences, contexts, 64, "all")
+    n_sent = [len(tok.encode(s, add_special_tokens=False).ids) for s in sentences]
+    n_ctx = [len(tok.encode(c, add_special_tokens=False).ids) for c in contexts]
+    assert own["sentence_mask"].shape[1] == 1 + max(n_sent)
+    assert own["sentence_mask"].sum(1).tolist() == n_sent
+    assert every["sentence_mask"].shape == every["input_ids"].shape
+    assert every["sentence_mask"].sum(1).tolist() == [s + c for s, c in zip(n_sent, n_ctx, strict=True)]
+    specials = {tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]"), tok.token_to_id("[PAD]")}
+    masked = every["input_ids"][every["sentence_mask"] == 1]
+    assert not specials & set(masked.tolist())
+    with pytest.raises(ValueError, match="unknown pooling"):
+        build_features(tok, sentences, contexts, 64, "passage")
+
+
+def test_all_positions_pooling_trains_exports_and_encodes(tmp_path, squad_handful):
+    """A run trained with --pooling all records it; the bundle pools the same way as torch."""
+    import argparse
+
+    from engine.encode import SparseEncoder
+    from trainer.train import add_arguments, run
+
+    folder, sentences, _examples = squad_handful
+    out = tmp_path / "run"
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(
+        ["--base", str(tiny_base()), "--data", str(folder), "--out", str(out), "--batch", "4",
+         "--steps", "2", "--max-length", "64", "--cpu", "--no-bf16", "--threads", "1",
+         "--save-every", "2", "--warmup", "1", "--pooling", "all"]
+    )  # fmt: skip
+    run(args)
+    bundle = tmp_path / "bundle"
+    cfg = export_bundle(out / "step-2.pt", bundle, top_k=300, max_length=64, keep_fp32=True)
+    assert cfg["pooling"] == "all"
+    assert SparseEncoder(bundle).config.pooling == "all"
+    from trainer.train import load_model_from_checkpoint
+
+    model, _state = load_model_from_checkpoint(out / "step-2.pt", None)
+    texts = [s.text for s in sentences[:12]]
+    contexts = [" ".join(texts[max(0, i - 2) : i] + texts[i + 1 : i + 3]) for i in range(len(texts))]
+    agree = check_agreement(model, bundle, "model.fp32.onnx", texts, contexts)
+    assert agree["top100_overlap_mean"] > 0.97
+    assert agree["max_weight_abs_err_top1"] < 1e-2
+    # same input, a superset of positions: every token's pooled score can only grow
+    from engine.features import build_features
+
+    tok = SparseEncoder(bundle).tokenizer
+    vocab = cfg["vocab_size"]
+
+    def full(pooling: str) -> torch.Tensor:
+        feats = build_features(tok, texts, contexts, 64, pooling)
+        with torch.no_grad():
+            ids, w = model.sparse_topk({k: torch.from_numpy(v) for k, v in feats.items()}, k=vocab)
+        return torch.zeros_like(w).scatter(1, ids, w)
+
+    own, every = full("sentence"), full("all")
+    assert bool((every >= own - 1e-5).all()) and bool((every > own + 1e-3).any())

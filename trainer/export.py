@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 import torch
 
-from engine.features import DEFAULT_MAX_LENGTH, build_features, load_tokenizer
+from engine.features import DEFAULT_MAX_LENGTH, DEFAULT_POOLING, build_features, load_tokenizer
 from trainer.model import ExportWrapper, SparcModel, default_base_path, load_encoder
 from trainer.train import load_model_from_checkpoint
 
@@ -138,7 +138,9 @@ def check_agreement(
     from engine.encode import SparseEncoder
 
     enc = SparseEncoder(bundle, onnx_file=onnx_name)
-    feats = build_features(enc.tokenizer, sentences, contexts, enc.config.max_length)
+    feats = build_features(
+        enc.tokenizer, sentences, contexts, enc.config.max_length, enc.config.pooling
+    )
     ids, weights = enc.session.run(["top_ids", "top_weights"], feats)
     with torch.no_grad():
         t_ids, t_w = model.eval().sparse_topk(
@@ -170,6 +172,7 @@ def export_bundle(
         model, state = load_model_from_checkpoint(checkpoint, base)
         base = Path(state["args"]["base"]) if base is None else base
         steps = state["step"]
+        pooling = state["args"].get("pooling", DEFAULT_POOLING)  # runs before the option: sentence
         # the command line as trained (a CLI-launched run also saved argparse's ``func``)
         training_args = {
             k: (str(v) if isinstance(v, Path) else v)
@@ -180,6 +183,7 @@ def export_bundle(
         base = base or default_base_path()
         model, steps = SparcModel(load_encoder(base)), 0
         training_args = None
+        pooling = DEFAULT_POOLING
     model.eval()
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy(Path(base) / "tokenizer.json", out / "tokenizer.json")
@@ -196,7 +200,7 @@ def export_bundle(
         "exp_w": float(torch.exp(model.w.detach())),
         "top_k": top_k,
         "max_length": max_length,
-        "pooling": "sentence",
+        "pooling": pooling,
         "query_tokens": "unique",
         "vocab_size": int(model.word_embeddings.weight.shape[0]),
         "hidden_size": int(model.word_embeddings.weight.shape[1]),

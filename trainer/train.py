@@ -28,7 +28,13 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from engine.features import build_features, load_tokenizer, question_tokens
+from engine.features import (
+    DEFAULT_POOLING,
+    POOLINGS,
+    build_features,
+    load_tokenizer,
+    question_tokens,
+)
 from trainer.data import Example, Sentence, load_training_data
 from trainer.model import SparcModel, default_base_path, load_encoder
 from trainer.pools import contexts_of
@@ -43,12 +49,19 @@ def _dist_info() -> tuple[int, int]:
 class Batcher:
     """Turns examples into encoder inputs and question bags, deterministically per (seed, epoch)."""
 
-    def __init__(self, tokenizer_path: str, sentences: list[Sentence], max_length: int) -> None:
+    def __init__(
+        self,
+        tokenizer_path: str,
+        sentences: list[Sentence],
+        max_length: int,
+        pooling: str = DEFAULT_POOLING,
+    ) -> None:
         self.tokenizer = load_tokenizer(tokenizer_path)
         self.sentences = sentences
         # sentence ids are positions in ``sentences``; the same context rule as the evaluation pools
         self.contexts = contexts_of(sentences)
         self.max_length = max_length
+        self.pooling = pooling
 
     def context(self, sid: int) -> str:
         return self.contexts[sid]
@@ -61,6 +74,7 @@ class Batcher:
             [self.sentences[i].text for i in sids],
             [self.context(i) for i in sids],
             self.max_length,
+            self.pooling,
         )
         batch = {k: torch.from_numpy(v) for k, v in feats.items()}
         bags = [question_tokens(self.tokenizer, e.question) for e in examples]
@@ -155,7 +169,7 @@ def train(args: argparse.Namespace) -> Path:
     if args.limit:
         examples = examples[: args.limit]
     base = Path(args.base)
-    batcher = Batcher(str(base / "tokenizer.json"), sentences, args.max_length)
+    batcher = Batcher(str(base / "tokenizer.json"), sentences, args.max_length, args.pooling)
     model = SparcModel(load_encoder(base), learn_w=not args.sparta).to(device)
     opt = make_optimizer(model, args.lr, args.w_lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda(args.warmup, args.steps))
@@ -294,6 +308,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=int, default=32, help="questions per process per step")
     p.add_argument("--steps", type=int, default=3000)
     p.add_argument("--max-length", type=int, default=128)
+    p.add_argument(
+        "--pooling",
+        choices=POOLINGS,
+        default=DEFAULT_POOLING,
+        help="max-pool over the sentence's own word pieces (default) or every word piece of the input",
+    )
     p.add_argument("--lr", type=float, default=5e-5)
     p.add_argument("--w-lr", type=float, default=5e-3)
     p.add_argument("--warmup", type=int, default=200)
