@@ -166,6 +166,20 @@ def torch_rate(
     return {"weights": where, "seconds": seconds, "sentences_per_s": len(sentences) / seconds}
 
 
+def bundle_with_graph(bundle_dir: Path, graph: str, view: Path) -> Path:
+    """The bundle as the app would load it, but naming ``graph`` as its ONNX model (links, no copies)."""
+    if not (bundle_dir / graph).is_file():
+        raise SystemExit(f"{bundle_dir / graph}: no such graph in the bundle")
+    view.mkdir(parents=True)
+    for item in bundle_dir.iterdir():
+        if item.name != "config.json":
+            (view / item.name).symlink_to(item.resolve())
+    cfg = json.loads((bundle_dir / "config.json").read_text(encoding="utf-8"))
+    cfg["onnx"] = graph
+    (view / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+    return view
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sentences", type=int, default=2000, help="about this many sentences (default 2000)")
@@ -174,6 +188,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--base", type=Path, default=None, help="torch weights folder for the fp32 comparison")
     ap.add_argument(
         "--checkpoint", type=Path, default=None, help="trainer checkpoint for the fp32 comparison"
+    )
+    ap.add_argument(
+        "--graph",
+        default=None,
+        help="ONNX file of the bundle to index with, e.g. model.int8.onnx (default: the one its config names)",
     )
     ap.add_argument("--no-torch", action="store_true", help="skip the torch fp32 comparison")
     ap.add_argument("--note", default="", help="what else was running (recorded in the JSON)")
@@ -192,6 +211,8 @@ def main(argv: list[str] | None = None) -> dict:
         corpus = work / "corpus"
         corpus.mkdir()
         sentences, contexts, n_files = write_corpus(corpus, args.sentences)
+        if args.graph:
+            bundle = bundle_with_graph(bundle, args.graph, work / "bundle")
         load = os.getloadavg()
 
         engine = Engine(home=work / "home", bundle_dir=bundle, threads=threads)
@@ -228,7 +249,7 @@ def main(argv: list[str] | None = None) -> dict:
             },
             "note": args.note,
             "bundle": {
-                "dir": str(bundle),
+                "dir": str(args.bundle or default_bundle_dir()),
                 **{
                     k: v
                     for k, v in json.loads((bundle / "config.json").read_text()).items()
