@@ -27,9 +27,10 @@ def bundle_config(bundle_dir: Path) -> dict[str, Any]:
 
 
 def onnx_files(bundle_dir: Path) -> list[str]:
-    """Every ONNX graph of the bundle that holds the matrix (the default and the int8 one)."""
+    """Every ONNX graph of the bundle that holds the matrix (the default and the fp32 or int8
+    one shipped beside it)."""
     cfg = bundle_config(bundle_dir)
-    names = [cfg.get("onnx", "model.onnx"), cfg.get("onnx_int8")]
+    names = [cfg.get("onnx", "model.onnx"), cfg.get("onnx_int8"), cfg.get("onnx_fp32")]
     return [n for n in dict.fromkeys(names) if n and (Path(bundle_dir) / n).is_file()]
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from engine.adapt import Cancelled, adapt_bundle
 from engine.api import Engine
-from engine.bundle_edit import copy_bundle, read_embedding_matrix, replace_embedding_matrix
+from engine.bundle_edit import copy_bundle, onnx_files, read_embedding_matrix, replace_embedding_matrix
 from engine.encode import SparseEncoder, default_bundle_dir
 from engine.features import load_tokenizer
 from engine.vocab import expand_vocabulary
@@ -88,9 +88,11 @@ def test_adapt_bundle_moves_only_corpus_rows(tmp_path: Path) -> None:
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["name"].endswith("+adapted") and cfg["adaptation"]["steps"] == 3
     assert cfg["adapted_from"]["path"] == str(BUNDLE)
-    # both graphs of the bundle carry the new matrix
-    int8 = read_embedding_matrix(out / "model.int8.onnx").astype(np.float32)
-    assert np.array_equal(int8, new)
+    # every graph of the bundle (int8 default and fp32 beside it) carries the new matrix
+    graphs = onnx_files(out)
+    assert sorted(graphs) == ["model.int8.onnx", "model.onnx"]
+    for name in graphs:
+        assert np.array_equal(read_embedding_matrix(out / name).astype(np.float32), new)
 
 
 def test_cancel_then_resume(tmp_path: Path) -> None:

@@ -44,16 +44,29 @@ def _provenance(base: str) -> str:
 
 
 def _files(bundle: Path, cfg: dict) -> str:
-    """What the bundle's graphs are, from the files that are there. ``model.onnx`` holds the
-    int8 encoder unless the bundle ships an int8 graph beside it (``onnx_int8``)."""
-    main = "fp32 encoder" if cfg.get("onnx_int8") else "int8 encoder"
-    kinds = {"model.onnx": main, "model.int8.onnx": "int8 encoder", "model.fp32.onnx": "fp32 encoder"}
-    graphs = [f"`{name}` ({what})" for name, what in kinds.items() if (bundle / name).is_file()]
+    """What the bundle's graphs are, from its config and the files that are there: ``onnx`` is
+    the graph the app runs, ``onnx_fp32`` / ``onnx_int8`` name the ones shipped beside it."""
+    default = cfg.get("onnx", "model.onnx")
+    selective = cfg.get("quantization", {}).get("fp32_nodes")
+    int8 = "int8 encoder" + (f" ({len(selective) - 1} sensitive MatMuls in fp32)" if selective else "")
+    kinds = {"model.onnx": "int8 encoder", "model.int8.onnx": int8, "model.fp32.onnx": "fp32 encoder"}
+    if cfg.get("onnx_int8"):  # a bundle whose model.onnx is the fp32 graph, int8 beside it
+        kinds["model.onnx"] = "fp32 encoder"
+    if cfg.get("onnx_fp32"):
+        kinds[cfg["onnx_fp32"]] = "fp32 encoder"
+    graphs = [
+        f"`{name}` ({what}{', the default' if name == default else ''})"
+        for name, what in kinds.items()
+        if (bundle / name).is_file()
+    ]
     return (
         ", ".join(graphs)
         + ", each with fp16 word embeddings and an fp32 vocabulary projection; `tokenizer.json`, "
         "`config.json`, `train-log.jsonl`"
     )
+
+
+_POOLING = {"sentence": "the sentence's own tokens", "all": "every token of sentence and context"}
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -117,7 +130,7 @@ def build_card(
         f"| size | {size_mb:.1f} MB |",
         f"| scale | w = {cfg['w']:.4f}, exp(w) = {cfg['exp_w']:.3f} |",
         f"| top-K | {cfg['top_k']} tokens per sentence |",
-        f"| input | `[CLS] sentence [SEP] context [SEP]`, at most {cfg['max_length']} tokens; pooling over the sentence's own tokens |",
+        f"| input | `[CLS] sentence [SEP] context [SEP]`, at most {cfg['max_length']} tokens; pooling over {_POOLING.get(cfg.get('pooling', 'sentence'), cfg.get('pooling'))} |",
         f"| question tokens | {cfg['query_tokens']} |",
         f"| training steps | {cfg['training_steps']} |",
         "",
@@ -156,9 +169,11 @@ def build_card(
     if extra and extra.is_file():
         q = json.loads(extra.read_text())
         if "quantization" in q:
-            out += ["## Quantization", "", "| model | MRR@1000 | R@1 |", "|---|---|---|"]
+            out += ["## Quantization", "", "| graph | pool | MRR@1000 | R@1 |", "|---|---|---|---|"]
             for r in q["quantization"]:
-                out.append(f"| {r['onnx']} | {r['mrr@1000']:.2f} | {r['r@1']:.2f} |")
+                out.append(f"| {r['onnx']} | {r.get('pool', '')} | {r['mrr@1000']:.2f} | {r['r@1']:.2f} |")
+            if q.get("note"):
+                out.append(f"\n{q['note']}.")
             out.append("")
     head = bundle / "mlm" / "head.json"
     if head.is_file():

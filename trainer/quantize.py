@@ -114,7 +114,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--fp32-graph",
         default=None,
-        help=f"the fp32 graph in the bundle (default: {FP32_NAME} if present, else its config's graph)",
+        help=f"the fp32 graph in the bundle (default: its config's onnx_fp32, else {FP32_NAME}, else its graph)",
     )
     p.add_argument("--sentences", type=Path, required=True, help="sentences.jsonl of a pool (real text)")
     p.add_argument("--sample", type=int, default=400, help="sentences used for the sensitivity (default 400)")
@@ -129,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
 
     bundle = args.bundle
     cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
-    fp32_graph = args.fp32_graph or (FP32_NAME if (bundle / FP32_NAME).is_file() else cfg["onnx"])
+    fp32_graph = args.fp32_graph or cfg.get("onnx_fp32") or (
+        FP32_NAME if (bundle / FP32_NAME).is_file() else cfg["onnx"]
+    )
     pool = read_sentences(args.sentences)
     contexts = contexts_of(pool)
     step = max(1, len(pool) // args.sample)
