@@ -475,6 +475,11 @@ def combo_label(combo: Combo) -> str:
     return " ".join(parts)
 
 
+def _graph_name(bundle: Path) -> str:
+    """The ONNX graph the bundle's config names (the one the app runs)."""
+    return json.loads((bundle / "config.json").read_text(encoding="utf-8")).get("onnx", "model.onnx")
+
+
 def primary_metric(name: str) -> str:
     """What decides "best": nDCG@10 for document-level sets, MRR otherwise."""
     return "ndcg@10" if name in DOC_LEVEL else "mrr@1000"
@@ -547,7 +552,7 @@ class Runner:
         folder = self.out / "bundles" / name / tag
         marker = folder / "ood-adapt.json"
         params = {
-            "bundle": _file_sha1(a.model / "model.onnx"),
+            "bundle": _file_sha1(a.model / _graph_name(a.model)),
             "sentences": _sha1(*texts),
             "steps": a.adapt_steps,
             "mlm": mode,
