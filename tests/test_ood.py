@@ -22,7 +22,7 @@ needs_data = pytest.mark.skipif(
     reason=f"shared data not found at {DATA} (see ../shared/data/README.md)",
 )
 needs_bundle = pytest.mark.skipif(
-    not (ood.SHIPPED / "model.onnx").exists(), reason="the shipped bundle assets/sparc-tiny is absent"
+    not (ood.SHIPPED / "config.json").exists(), reason="the shipped bundle assets/sparc-tiny is absent"
 )
 
 

@@ -11,6 +11,7 @@ from engine.encode import SparseEncoder
 from trainer.quantize import SELECTIVE_NAME, sensitivity, weight_matmuls, write_bundle
 
 SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "sparc-tiny"
+FP32 = json.loads((SHIPPED / "config.json").read_text())["onnx_fp32"]  # the graph int8 starts from
 
 SENTENCES = [
     "The Treaty of Westphalia was signed in 1648 in Osnabrück and Münster.",
@@ -24,8 +25,8 @@ CONTEXTS = [" ".join(s for s in SENTENCES if s != t) for t in SENTENCES]
 
 
 def test_sensitivity_ranks_every_encoder_matmul():
-    report = sensitivity(SHIPPED, "model.onnx", SENTENCES, CONTEXTS, threads=1)
-    encoder = [n for n in weight_matmuls(SHIPPED / "model.onnx") if n not in report["always_fp32"]]
+    report = sensitivity(SHIPPED, FP32, SENTENCES, CONTEXTS, threads=1)
+    encoder = [n for n in weight_matmuls(SHIPPED / FP32) if n not in report["always_fp32"]]
     assert sorted(report["ranked"]) == sorted(encoder) and len(encoder) == 12
     assert all(0.5 < v <= 1.0 for v in report["fp32_one"].values())
     assert 0.5 < report["all_int8"] <= 1.0
@@ -36,7 +37,7 @@ def test_sensitivity_ranks_every_encoder_matmul():
 def test_selective_bundle_keeps_named_matmuls_fp32(tmp_path):
     keep = ["/encoder/encoder/layer.1/output/dense/MatMul"]
     out = tmp_path / "bundle"
-    cfg = write_bundle(SHIPPED, "model.onnx", out, keep)
+    cfg = write_bundle(SHIPPED, FP32, out, keep)
     assert cfg["onnx"] == SELECTIVE_NAME
     assert keep[0] in cfg["quantization"]["fp32_nodes"]
     nodes = {n.name: n.op_type for n in onnx.load(str(out / SELECTIVE_NAME)).graph.node}

@@ -48,7 +48,7 @@ def _files(bundle: Path, cfg: dict) -> str:
     the graph the app runs, ``onnx_fp32`` / ``onnx_int8`` name the ones shipped beside it."""
     default = cfg.get("onnx", "model.onnx")
     selective = cfg.get("quantization", {}).get("fp32_nodes")
-    int8 = "int8 encoder" + (f" ({len(selective) - 1} sensitive MatMuls in fp32)" if selective else "")
+    int8 = "int8 encoder" + (f", {len(selective) - 1} sensitive MatMuls in fp32" if selective else "")
     kinds = {"model.onnx": "int8 encoder", "model.int8.onnx": int8, "model.fp32.onnx": "fp32 encoder"}
     if cfg.get("onnx_int8"):  # a bundle whose model.onnx is the fp32 graph, int8 beside it
         kinds["model.onnx"] = "fp32 encoder"
@@ -142,7 +142,7 @@ def build_card(
     ]
     args = cfg.get("training_args")
     if args:
-        keys = ("batch", "max_length", "lr", "w_lr", "warmup", "steps", "sparta", "bf16", "threads", "seed")
+        keys = ("batch", "max_length", "pooling", "lr", "w_lr", "warmup", "steps", "sparta", "bf16", "threads", "seed")
         out.append("- Arguments: " + ", ".join(f"`{k}={args[k]}`" for k in keys if k in args))
     for n in notes:
         out.append(f"- Note: {n}")
