@@ -120,13 +120,17 @@ def test_watch_command_reindexes_changes(tmp_path: Path) -> None:
     f = write(d / "moles.txt", "Moles dig tunnels under the lawn.")
     env = dict(os.environ, PYTHONPATH=str(ROOT), SPARCDESK_HOME=str(tmp_path / "home"))
     assert main(["index", str(d), "-q", "--home", env["SPARCDESK_HOME"], "--threads", "1"]) == 0
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "watch", "-q", "--threads", "1", "--debounce", "0.2"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # stderr goes to a file: an unread pipe that fills up would block the watcher, and the file
+    # shows what it said when something goes wrong
+    err_path = tmp_path / "watch.stderr"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "engine.cli", "watch", "-q", "--threads", "1", "--debounce", "0.2"],
+            env=dict(env, PYTHONFAULTHANDLER="1"),
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
     try:
         assert "watching 1 source(s)" in proc.stdout.readline() + proc.stdout.readline()
         time.sleep(0.3)
@@ -134,10 +138,15 @@ def test_watch_command_reindexes_changes(tmp_path: Path) -> None:
         line = proc.stdout.readline()
         assert line.strip().endswith(f"re-indexed {f}")
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)  # faulthandler writes every thread's stack to stderr
+            proc.wait(timeout=10)
+            raise AssertionError("watch did not stop on Ctrl-C:\n" + err_path.read_text()[-8000:]) from None
+        assert code == 0, err_path.read_text()
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         proc.stdout.close()
-        proc.stderr.close()

@@ -99,7 +99,7 @@ def query_matrix(bags: list[list[int]], vocab: list[int]) -> torch.Tensor:
 def in_batch_loss(q: torch.Tensor, scores: torch.Tensor, offset: int) -> torch.Tensor:
     """Cross-entropy of each question against all candidates; positive of question i is i."""
     logits = q @ scores.t()  # [B, 3B_total]
-    target = torch.arange(q.shape[0]) + offset
+    target = torch.arange(q.shape[0], device=q.device) + offset
     return F.cross_entropy(logits, target)
 
 
