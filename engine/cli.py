@@ -2,7 +2,7 @@
 
     sparcdesk demo                      index the built-in samples and ask three questions
     sparcdesk index PATH... [--exclude GLOB]
-    sparcdesk ask "question" [--top N] [--json] [--idf] [--hybrid] [--folder F] [--kind K]
+    sparcdesk ask "question" [--top N] [--json] [--no-idf] [--no-hybrid] [--folder F] [--kind K]
                              [--from DATE] [--to DATE] [--sender ADDR] [--mailbox NAME]
     sparcdesk watch                     keep the index fresh until Ctrl-C
     sparcdesk status [--json]           counts per source and per-file errors with reasons
@@ -20,6 +20,7 @@ import argparse
 import datetime as _dt
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -283,6 +284,11 @@ def cmd_watch(args) -> int:
             for p in paths:
                 print(f"{stamp} re-indexed {p}", flush=True)
 
+        # Ctrl-C and SIGTERM (a service manager, `kill`) both stop cleanly. Set explicitly: a
+        # process started in the background by a shell inherits SIGINT ignored, and Python
+        # then installs no KeyboardInterrupt handler of its own.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.default_int_handler)
         engine.start_watch(on_change=changed, debounce_s=args.debounce)
         print(f"watching {len(engine.sources())} source(s); Ctrl-C to stop", flush=True)
         try:
@@ -399,14 +405,13 @@ def cmd_demo(args) -> int:
                 return code
         else:
             print(f"the sample corpus is already indexed in {engine.layout.home}")
-        # The shipped model is still below BM25 on its own (docs/results.md): the demo shows the
-        # product's best mode, the SPARC + BM25 hybrid.
-        print("(answers use the SPARC + BM25 hybrid, the best mode of the shipped model)")
+        # the demo asks the way `sparcdesk ask` does by default: the best measured configuration
+        print("(answers: SPARC with corpus IDF + BM25, the best configuration measured; docs/ood.md)")
         style = _Style(_use_color(sys.stdout))
         for q in _demo_questions(DEMO_QUESTIONS):
             print()
             print(style.head(f"Q: {q['question']}"))
-            answers = engine.ask(q["question"], top=args.top, hybrid=True)
+            answers = engine.ask(q["question"], top=args.top)
             print_answers(q["question"], answers, style)
         print('Ask your own:  sparcdesk ask "..."     Index your files:  sparcdesk index ~/Documents')
         return 0
@@ -429,7 +434,7 @@ def cmd_gui(app_args: list[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine.search import DEFAULT_FUSION, FUSIONS
+    from engine.search import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF, FUSIONS
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--home", help="data folder (default: $SPARCDESK_HOME or the user data folder)")
@@ -452,8 +457,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("question")
     s.add_argument("--top", type=int, default=5, help="documents to show (default 5)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
-    s.add_argument("--idf", action="store_true", help="weight question words by their IDF in your files")
-    s.add_argument("--hybrid", action="store_true", help="add BM25 to the neural score")
+    s.add_argument(
+        "--idf",
+        action=argparse.BooleanOptionalAction,
+        default=DEFAULT_IDF,
+        help="weight question words by their IDF in your files (default: on, the measured best)",
+    )
+    s.add_argument(
+        "--hybrid",
+        action=argparse.BooleanOptionalAction,
+        default=DEFAULT_HYBRID,
+        help="add BM25 to the neural score (default: on, the measured best)",
+    )
     s.add_argument(
         "--fusion",
         choices=FUSIONS,

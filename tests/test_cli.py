@@ -115,7 +115,9 @@ def test_gui_imports_the_app_lazily(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     )
 
 
-def test_watch_command_reindexes_changes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_watch_command_reindexes_changes(tmp_path: Path, stop: signal.Signals) -> None:
+    """Also when started from a background shell (SIGINT inherited as ignored)."""
     d = tmp_path / "docs"
     f = write(d / "moles.txt", "Moles dig tunnels under the lawn.")
     env = dict(os.environ, PYTHONPATH=str(ROOT), SPARCDESK_HOME=str(tmp_path / "home"))
@@ -130,6 +132,7 @@ def test_watch_command_reindexes_changes(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # as `cmd &` in a script
         )
     try:
         assert "watching 1 source(s)" in proc.stdout.readline() + proc.stdout.readline()
@@ -137,13 +140,13 @@ def test_watch_command_reindexes_changes(tmp_path: Path) -> None:
         write(f, "Moles dig tunnels under the lawn. Voles nest in the tall grass.")
         line = proc.stdout.readline()
         assert line.strip().endswith(f"re-indexed {f}")
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         try:
             code = proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGABRT)  # faulthandler writes every thread's stack to stderr
             proc.wait(timeout=10)
-            raise AssertionError("watch did not stop on Ctrl-C:\n" + err_path.read_text()[-8000:]) from None
+            raise AssertionError(f"watch did not stop on {stop.name}:\n" + err_path.read_text()[-8000:]) from None
         assert code == 0, err_path.read_text()
     finally:
         if proc.poll() is None:
