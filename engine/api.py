@@ -41,7 +41,15 @@ from engine.pipeline import (
     under,
     unit_for,
 )
-from engine.search import DEFAULT_FUSION, Answer, Hit, QueryEncoder, SearchFilters
+from engine.search import (
+    DEFAULT_FUSION,
+    DEFAULT_HYBRID,
+    DEFAULT_IDF,
+    Answer,
+    Hit,
+    QueryEncoder,
+    SearchFilters,
+)
 from engine.search import ask as _ask
 
 log = logging.getLogger(__name__)
@@ -565,8 +573,8 @@ class Engine:
         question: str,
         top: int = 10,
         filters: SearchFilters | None = None,
-        idf: bool = False,
-        hybrid: bool = False,
+        idf: bool = DEFAULT_IDF,
+        hybrid: bool = DEFAULT_HYBRID,
         fusion: str = DEFAULT_FUSION,
     ) -> list[Answer]:
         """Answers grouped per document, best first (empty before anything is indexed)."""

@@ -309,6 +309,11 @@ def to_index_filters(filters: SearchFilters | None, doc_keys: Sequence[str] | No
 #: scores, measured best of the three out of domain and on SQuAD dev (docs/ood.md, "Fusion").
 FUSIONS = ("sum", "minmax", "rrf")
 DEFAULT_FUSION = "sum"
+#: The search the app and ``sparcdesk ask`` run unless told otherwise: the best configuration
+#: measured out of domain with the shipped model (docs/ood.md, "Every combination"): SPARC
+#: with each question word weighted by its IDF in the user's files, plus BM25 (CAI's hybrid).
+DEFAULT_IDF = True
+DEFAULT_HYBRID = True
 #: The constant of reciprocal-rank fusion (Cormack et al. 2009).
 RRF_K = 60
 
