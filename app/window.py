@@ -42,7 +42,7 @@ from app.qtcompat import install_none_guard
 from app.results import ResultsModel, ResultsView
 from app.sources import SourcesDialog, choose_folder, choose_mail_store
 from app.welcome import MessagePage, WelcomePage, sample_questions, samples_dir
-from engine.search import DEFAULT_HYBRID, DEFAULT_IDF
+from engine.search_defaults import DEFAULT_HYBRID, DEFAULT_IDF
 
 ADAPT_TIP = "Tune the model to the words of your own documents, on this computer, then re-encode them"
 RESTORE_TIP = "Go back to the model and index used before the last adaptation"
@@ -52,7 +52,7 @@ ADAPT_STEPS = 500
 AUTO_ADAPT_MIN_SENTENCES = 5000
 #: Off by default: with the shipped model, adaptation lowers the out-of-domain mean, and the
 #: measured best configuration is the model as shipped with IDF and the BM25 hybrid
-#: (docs/ood.md, "Every combination"; those two are engine.search's defaults).
+#: (docs/ood.md, "Every combination"; those two are engine.search_defaults).
 AUTO_ADAPT_DEFAULT = False
 HISTORY_SIZE = 50
 

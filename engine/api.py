@@ -41,16 +41,9 @@ from engine.pipeline import (
     under,
     unit_for,
 )
-from engine.search import (
-    DEFAULT_FUSION,
-    DEFAULT_HYBRID,
-    DEFAULT_IDF,
-    Answer,
-    Hit,
-    QueryEncoder,
-    SearchFilters,
-)
+from engine.search import Answer, Hit, QueryEncoder, SearchFilters
 from engine.search import ask as _ask
+from engine.search_defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF
 
 log = logging.getLogger(__name__)
 

@@ -434,7 +434,7 @@ def cmd_gui(app_args: list[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine.search import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF, FUSIONS
+    from engine.search_defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF, FUSIONS
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--home", help="data folder (default: $SPARCDESK_HOME or the user data folder)")

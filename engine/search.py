@@ -27,6 +27,7 @@ from engine.encode import BundleConfig, default_bundle_dir
 from engine.features import load_tokenizer, question_tokens
 from engine.index import Filters, SentenceIndex
 from engine.index import Hit as IndexHit
+from engine.search_defaults import DEFAULT_FUSION, FUSIONS
 
 #: Sentences ranked per question before grouping (SPARC's evaluation depth).
 RANK_DEPTH = 1000
@@ -305,15 +306,6 @@ def to_index_filters(filters: SearchFilters | None, doc_keys: Sequence[str] | No
 # --------------------------------------------------------------------------- ranking
 
 
-#: How the hybrid combines the two lists (``fuse``). The default, CAI's plain sum of raw
-#: scores, measured best of the three out of domain and on SQuAD dev (docs/ood.md, "Fusion").
-FUSIONS = ("sum", "minmax", "rrf")
-DEFAULT_FUSION = "sum"
-#: The search the app and ``sparcdesk ask`` run unless told otherwise: the best configuration
-#: measured out of domain with the shipped model (docs/ood.md, "Every combination"): SPARC
-#: with each question word weighted by its IDF in the user's files, plus BM25 (CAI's hybrid).
-DEFAULT_IDF = True
-DEFAULT_HYBRID = True
 #: The constant of reciprocal-rank fusion (Cormack et al. 2009).
 RRF_K = 60
 

@@ -51,7 +51,7 @@ QUESTIONS = {
     )
 }
 
-#: Ranked first by the shipped model both in neural and in hybrid mode (DOCX, HTML, e-mail).
+#: Ranked first by the shipped model both in neural and in hybrid mode (PDF, HTML, e-mail).
 FIRST_RANKED = [
     "What was the Norman religion?",
     "Who introduced plague to Europe?",

@@ -22,7 +22,8 @@ from engine.api import Engine, SearchFilters
 from engine.cli import main as cli_main
 from engine.encode import default_bundle_dir
 from engine.index import Hit as IndexHit
-from engine.search import DEFAULT_FUSION, RRF_K, fuse, highlight_spans, question_terms
+from engine.search import RRF_K, fuse, highlight_spans, question_terms
+from engine.search_defaults import DEFAULT_FUSION
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"

@@ -299,7 +299,7 @@ class HybridRetriever:
         depth: int = HYBRID_DEPTH,
         method: str | None = None,
     ):
-        from engine.search import DEFAULT_FUSION
+        from engine.search_defaults import DEFAULT_FUSION
 
         self.sparc, self.bm25, self.depth = sparc, bm25, depth
         self.method = method or DEFAULT_FUSION
@@ -620,7 +620,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fusions(text: str | None) -> list[str] | None:
-    from engine.search import FUSIONS
+    from engine.search_defaults import FUSIONS
 
     if not text:
         return None

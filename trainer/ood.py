@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.search import DEFAULT_FUSION, FUSIONS
+from engine.search_defaults import DEFAULT_FUSION, FUSIONS
 from trainer.pools import (
     DATA_DIR,
     POOLS,
@@ -475,11 +475,6 @@ def combo_label(combo: Combo) -> str:
     return " ".join(parts)
 
 
-def _graph_name(bundle: Path) -> str:
-    """The ONNX graph the bundle's config names (the one the app runs)."""
-    return json.loads((bundle / "config.json").read_text(encoding="utf-8")).get("onnx", "model.onnx")
-
-
 def primary_metric(name: str) -> str:
     """What decides "best": nDCG@10 for document-level sets, MRR otherwise."""
     return "ndcg@10" if name in DOC_LEVEL else "mrr@1000"
@@ -547,12 +542,14 @@ class Runner:
     def adapted_bundle(self, name: str, texts: Sequence[str], kind: str, mode: str) -> Path | None:
         """The shipped bundle adapted to the pool's sentences (cached), or None when the
         adaptation is unavailable or fails (the error is kept for the report)."""
+        from engine.encode import BundleConfig
+
         a = self.args
         tag = f"{kind}-{mode}-s{a.adapt_steps}-seed{a.seed}"
         folder = self.out / "bundles" / name / tag
         marker = folder / "ood-adapt.json"
         params = {
-            "bundle": _file_sha1(a.model / _graph_name(a.model)),
+            "bundle": _file_sha1(a.model / BundleConfig.load(a.model).onnx),  # the graph the app runs
             "sentences": _sha1(*texts),
             "steps": a.adapt_steps,
             "mlm": mode,
