@@ -29,6 +29,8 @@ from typing import Any
 
 import sqlite_utils
 
+from engine.paths import STORE_MARK, from_store, to_store
+
 SCHEMA_VERSION = 1
 
 FILE_STATUSES = ("ok", "error", "pending")
@@ -141,6 +143,40 @@ class Generation:
     index_dir: str
 
 
+def _store_params(params: Any) -> Any:
+    """Parameters with every ``str`` in its stored form (see :func:`engine.paths.to_store`)."""
+    if isinstance(params, dict):
+        return {k: to_store(v) if isinstance(v, str) else v for k, v in params.items()}
+    return [to_store(v) if isinstance(v, str) else v for v in params]
+
+
+def _stored_row(_cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Row factory: stored forms back to the ``str`` they were made from."""
+    for v in row:
+        if v.__class__ is str and v.startswith(STORE_MARK):
+            return tuple(from_store(x) if x.__class__ is str else x for x in row)
+    return row
+
+
+class _Connection(sqlite3.Connection):
+    """A connection that stores file names that are not valid UTF-8 losslessly.
+
+    Such names reach Python as ``str`` with lone surrogates, which sqlite3 cannot encode:
+    one of them used to stop every indexing run. Every ``str`` parameter goes through
+    :func:`engine.paths.to_store` (a no-op for valid text) and every row comes back through
+    :func:`engine.paths.from_store`, so the rest of the engine never sees the difference."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.row_factory = _stored_row
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().execute(sql, _store_params(parameters))
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().executemany(sql, (_store_params(p) for p in seq_of_parameters))
+
+
 class Catalog:
     """The catalog database (one per user profile)."""
 
@@ -150,7 +186,9 @@ class Catalog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit mode: transactions are explicit (see module docstring); a long busy
         # timeout because the indexer and the window share the file.
-        conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            str(path), timeout=30.0, isolation_level=None, check_same_thread=False, factory=_Connection
+        )
         self.db = sqlite_utils.Database(conn)
         self._conn = conn
         self._depth = 0

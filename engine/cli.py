@@ -98,9 +98,13 @@ def print_answers(question: str, answers, style: _Style, out=None) -> None:
 
 
 def answers_json(question: str, answers) -> str:
-    return json.dumps(
-        {"question": question, "answers": [asdict(a) for a in answers]}, ensure_ascii=False, indent=1
-    )
+    data = {"question": question, "answers": [asdict(a) for a in answers]}
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8: \udcXX escapes keep it exact
+        text = json.dumps(data, indent=1)
+    return text
 
 
 def _date(value: str) -> _dt.date:
@@ -537,6 +541,11 @@ def main(argv: list[str] | None = None) -> int:
     from engine.index import IndexLockedError
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    # File names that are not valid UTF-8 are printed as their bytes (as ls does) instead of
+    # stopping the command with UnicodeEncodeError under a strict UTF-8 locale.
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="surrogateescape")
     if argv and argv[0] == "gui":  # the app parses its own options; import it only now
         return cmd_gui(argv[1:])
     args = build_parser().parse_args(argv)

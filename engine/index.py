@@ -37,6 +37,7 @@ import numpy as np
 import tantivy
 
 from engine.columns import ColumnStore, ColumnStoreError, ColumnView
+from engine.paths import from_store, to_store
 from engine.quantize import Quantizer, QueryWeights, idf_weight, query_weights
 from engine.sparse import VOCAB_SIZE, SparseVector
 
@@ -241,7 +242,7 @@ def _tantivy_opstamp(path: Path) -> int:
 def _load(searcher: tantivy.Searcher, addr: Any) -> dict[str, Any]:
     """Stored fields of one hit as a flat dict (display fields, ``text``, ``sentence_id``)."""
     doc = searcher.doc(addr)
-    fields: dict[str, Any] = json.loads(bytes(doc.get_first("meta")).decode("utf-8"))
+    fields: dict[str, Any] = json.loads(bytes(doc.get_first("meta")).decode("utf-8", "surrogatepass"))
     fields["sentence_id"] = int(doc.get_first("sentence_id"))
     fields["text"] = doc.get_first("text")
     return fields
@@ -427,16 +428,18 @@ class SentenceIndex:
     def _document(self, sid: int, rec: SentenceRecord) -> tantivy.Document:
         doc = tantivy.Document()
         doc.add_integer("sentence_id", sid)
-        doc.add_text("doc_key", rec.doc_key)
+        doc.add_text("doc_key", to_store(rec.doc_key))
         doc.add_text("text", rec.text)
         date = _epoch(rec.date)
         meta = {k: getattr(rec, k) for k in _META_KEYS}
         meta["date"] = date
         meta["recipients"] = list(rec.recipients)
-        doc.add_bytes("meta", json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        # surrogatepass: file names that are not valid UTF-8 (lone surrogates) round-trip.
+        meta_json = json.dumps(meta, ensure_ascii=False, separators=(",", ":"))
+        doc.add_bytes("meta", meta_json.encode("utf-8", "surrogatepass"))
         if rec.path:
             for f in folder_terms(rec.path):
-                doc.add_text("folder", f)
+                doc.add_text("folder", to_store(f))
         if rec.kind:
             doc.add_text("kind", rec.kind)
         if date is not None:
@@ -449,7 +452,7 @@ class SentenceIndex:
 
     def delete_document(self, doc_key: str) -> None:
         """Delete every sentence of a document (effective at :meth:`commit`)."""
-        self._w().delete_documents_by_term("doc_key", doc_key)
+        self._w().delete_documents_by_term("doc_key", to_store(doc_key))
         # The column store learns which ids these are: the committed ones from tantivy,
         # the ones added since the last commit from its own buffer.
         self._columns.delete_ids(self.document_sentence_ids(doc_key))
@@ -577,7 +580,7 @@ class SentenceIndex:
                 must.append((tantivy.Occur.Must, tantivy.Query.term_set_query(s, field_name, vals)))
 
         if filters.folder is not None:
-            any_of("folder", [normalize_path(filters.folder)])
+            any_of("folder", [to_store(normalize_path(filters.folder))])
         if filters.kinds is not None:
             any_of("kind", filters.kinds)
         if filters.sender is not None:
@@ -585,7 +588,7 @@ class SentenceIndex:
         if filters.mailbox is not None:
             any_of("mailbox", [filters.mailbox.strip().lower()])
         if filters.doc_keys is not None:
-            any_of("doc_key", filters.doc_keys)
+            any_of("doc_key", [to_store(k) for k in filters.doc_keys])
         lo, hi = _epoch(filters.date_from), _epoch(filters.date_to, end_of_day=True)
         if lo is not None or hi is not None:
             must.append(
@@ -716,7 +719,7 @@ class SentenceIndex:
 
     def document_sentence_ids(self, doc_key: str) -> list[int]:
         """Ids of the live sentences of a document, ascending."""
-        q = tantivy.Query.term_query(self._schema, "doc_key", doc_key)
+        q = tantivy.Query.term_query(self._schema, "doc_key", to_store(doc_key))
         searcher = self._view.searcher
         n = int(searcher.search(q, 1, count=True).count or 0)
         if n == 0:
@@ -732,4 +735,4 @@ class SentenceIndex:
         if n == 0:
             return set()
         hits = searcher.search(tantivy.Query.all_query(), n, count=False).hits
-        return {str(searcher.doc(a).get_first("doc_key")) for _, a in hits}
+        return {from_store(str(searcher.doc(a).get_first("doc_key"))) for _, a in hits}

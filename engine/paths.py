@@ -100,3 +100,70 @@ class Layout:
         for folder in (self.home, self.index_root, self.logs):
             folder.mkdir(parents=True, exist_ok=True)
         return self
+
+
+# ---- file names that are not valid UTF-8
+#
+# Python hands such names over as ``str`` with lone surrogates (U+DC80-U+DCFF, PEP 383), which
+# ``open()`` accepts but SQLite and tantivy (both UTF-8) refuse. The stores keep them in the
+# *stored form* below, which is valid Unicode and converts back exactly; everything else in
+# the engine keeps working with the surrogate-escaped ``str`` the file system gave.
+
+#: Starts every escaped stored form; no path (and so no document key) begins with NUL.
+STORE_MARK = "\0"
+
+
+def _needs_escape(text: str) -> bool:
+    if text.startswith(STORE_MARK):
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def to_store(text: str) -> str:
+    """Valid-Unicode stored form of ``text``: ``text`` itself unless it holds lone surrogates
+    (or begins with NUL), else NUL + the text with ``\\`` doubled and each surrogate as
+    ``\\uXXXX``. :func:`from_store` inverts it exactly."""
+    if not _needs_escape(text):
+        return text
+    out = [STORE_MARK]
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif "\ud800" <= ch <= "\udfff":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def from_store(text: str) -> str:
+    """Inverse of :func:`to_store` (strings without the mark are returned unchanged)."""
+    if not text.startswith(STORE_MARK):
+        return text
+    out: list[str] = []
+    i, n = 1, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and text.startswith("\\u", i) and i + 6 <= n:
+            out.append(chr(int(text[i + 2 : i + 6], 16)))
+            i += 6
+        elif ch == "\\" and i + 1 < n:
+            out.append(text[i + 1])
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def display(text: str) -> str:
+    """``text`` printable anywhere: undecodable bytes of a file name shown as ``\\xNN``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text

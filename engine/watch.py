@@ -163,6 +163,20 @@ class Watcher:
                 time.sleep(max(0.01, wait))
         return None
 
+    def _index_each(self, batch: list[str]) -> list[str]:
+        """After a batch failed: its paths one at a time, so one bad path loses only itself
+        (it used to take the rest of the batch down with it, silently)."""
+        changed: list[str] = []
+        for path in batch:
+            try:
+                changed += self.engine.index_changes([path])
+            except IndexLockedError:
+                self.notify([path])
+            except Exception as exc:
+                self.last_error = f"{path}: {type(exc).__name__}: {exc}"
+                log.exception("watch: indexing %s failed", path)
+        return changed
+
     def _loop(self) -> None:
         while True:
             batch = self._take_batch()
@@ -179,7 +193,7 @@ class Watcher:
             except Exception as exc:  # keep watching whatever one batch did
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.exception("watch batch failed")
-                continue
+                changed = self._index_each(batch) if len(batch) > 1 else []
             self.batches += 1
             if changed and self.on_change is not None:
                 try:
