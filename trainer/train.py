@@ -11,6 +11,24 @@ pooled token scores of every process are gathered so the in-batch negatives span
 process's scores, then a second pass with grad back-propagates that gradient locally).
 Checkpoints (model, optimiser, schedule, data position) are written every ``--save-every``
 steps and the run resumes from the latest one.
+
+Learned sparsity (issue 13): ``--flops-weight`` adds a FLOPS penalty on the documents only
+(questions are bags of ids, there is no query encoder), over the full-vocabulary vectors
+f(., s) of the batch's sentences (``--flops-docs`` of them, a fresh random subset each step):
+
+    lambda_t * sum_v c_v * (1/n * sum_i m_i * f(v, s_i))^2
+
+- ``lambda_t = flops_weight * min(1, (t / flops_warmup)^2)``: SPLADE's quadratic warm-up.
+- ``m_i = 1[L0(s_i) > flops_threshold]`` (the L0 mask of arXiv 2504.14839, sentence-transformers'
+  ``FlopsLoss(threshold=...)``, OpenSearch's ``flops_threshold``): a sentence already at or below
+  the threshold is left alone; it still counts in the mean's denominator n. 0 = every sentence.
+- ``c_v = 1`` or, with ``--flops-idf``, ``c_v = idf_max / idf_v`` (BM25 IDF over the training
+  sentences): frequent tokens cost more than rare ones, whose weight is what a question's rare
+  words match (OpenSearch's IDF-aware penalty shifts the trade-off the same way).
+- ``exp(w)`` is detached inside the penalty: scaling every weight down would lower it without
+  zeroing any token, and sparsity is decided by the sign of the pooled dot products.
+
+With several processes each process penalises its own documents and the penalties are averaged.
 """
 
 from __future__ import annotations
@@ -20,6 +38,7 @@ import json
 import os
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -120,6 +139,151 @@ def lr_lambda(warmup: int, total: int):
     return f
 
 
+@dataclass
+class Flops:
+    """The document-side FLOPS penalty's settings (module docstring)."""
+
+    weight: float = 0.0
+    warmup: int = 0
+    threshold: int = 0
+    docs: int = 0
+    column_weights: torch.Tensor | None = None  # c_v, [V]; None = 1 everywhere
+    seed: int = 0
+
+    def lam(self, step: int) -> float:
+        """lambda for the step that follows ``step`` completed steps."""
+        if self.weight <= 0:
+            return 0.0
+        if self.warmup <= 0:
+            return self.weight
+        return self.weight * min(1.0, ((step + 1) / self.warmup) ** 2)
+
+    def subset(self, n: int, step: int) -> torch.Tensor | None:
+        """Which of the n documents are penalised at this step (None: all)."""
+        if not self.docs or self.docs >= n:
+            return None
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + step)
+        return torch.randperm(n, generator=g)[: self.docs].sort().values
+
+
+def flops_penalty(
+    f: torch.Tensor, threshold: int = 0, column_weights: torch.Tensor | None = None
+) -> torch.Tensor:
+    """sum_v c_v (mean_i m_i f_iv)^2 over full-vocabulary document vectors f [n, V]."""
+    if threshold:
+        keep = ((f > 0).sum(dim=1) > threshold).to(f.dtype)
+        f = f * keep.unsqueeze(1)
+    sq = f.mean(dim=0) ** 2
+    if column_weights is not None:
+        sq = sq * column_weights.to(sq.device)
+    return sq.sum()
+
+
+def full_vectors(model: SparcModel, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """f(v, s) over the whole vocabulary with exp(w) detached (the penalty's input): [n, V]."""
+    return torch.log1p(torch.exp(model.w.detach()) * model.full_pooled(states, mask))
+
+
+def doc_nnz_stats(f: torch.Tensor, prune_ratio: float) -> dict:
+    """Median non-zeros of the documents' full vectors, and after threshold pruning."""
+    with torch.no_grad():
+        nnz = (f > 0).sum(dim=1).float()
+        cut = f.amax(dim=1, keepdim=True) * prune_ratio
+        kept = ((f > 0) & (f >= cut)).sum(dim=1).float()
+    return {"nnz_docs_median": float(nnz.median()), "nnz_docs_pruned_median": float(kept.median())}
+
+
+def idf_column_weights(tokenizer, sentences: list[Sentence], vocab_size: int) -> torch.Tensor:
+    """c_v = idf_max / idf_v with BM25's idf = log(1 + (N - n_v + 0.5) / (n_v + 0.5)) over the
+    training sentences (unseen tokens: idf_max, weight 1)."""
+    df = np.zeros(vocab_size, dtype=np.float64)
+    texts = [s.text for s in sentences]
+    for start in range(0, len(texts), 4096):
+        for enc in tokenizer.encode_batch(texts[start : start + 4096], add_special_tokens=False):
+            df[np.unique(np.asarray(enc.ids, dtype=np.int64))] += 1
+    n = len(texts)
+    idf = np.log1p((n - df + 0.5) / (df + 0.5))
+    return torch.tensor(idf.max() / idf, dtype=torch.float32)
+
+
+def step_gradients(
+    model: SparcModel,
+    batch: dict[str, torch.Tensor],
+    q_local: torch.Tensor,
+    vocab_t: torch.Tensor,
+    autocast,
+    flops: Flops,
+    step: int,
+    prune_ratio: float = 0.1,
+    stats: bool = False,
+) -> dict:
+    """Forward and backward of one step; leaves the (all-reduced) gradients in ``.grad``.
+
+    Returns the loss, the question-vocabulary scores of this process's documents, and, when the
+    penalty is on or ``stats`` is asked, the penalty and the documents' non-zero counts.
+    """
+    rank, world = _dist_info()
+    lam = flops.lam(step)
+    mask = batch["sentence_mask"]
+    emb_q = model.word_embeddings.weight[vocab_t]
+    out: dict = {"lam": lam}
+
+    def penalty_and_stats(states: torch.Tensor) -> torch.Tensor | None:
+        idx = flops.subset(states.shape[0], step)
+        st, mk = (states, mask) if idx is None else (states[idx], mask[idx])
+        if lam > 0:
+            f = full_vectors(model, st, mk)
+            pen = flops_penalty(f, flops.threshold, flops.column_weights)
+            out["flops"] = float(pen.detach())
+            out.update(doc_nnz_stats(f, prune_ratio))
+            return pen
+        if stats:
+            with torch.no_grad():
+                few = 16 if idx is None else len(idx)
+                f = full_vectors(model, st[:few].detach(), mk[:few])
+                out["flops"] = float(flops_penalty(f, flops.threshold, flops.column_weights))
+                out.update(doc_nnz_stats(f, prune_ratio))
+        return None
+
+    if world == 1:
+        with autocast:
+            states = model.sentence_states(**batch)
+            scores = model.activate(model.pooled_logits(states, mask, emb_q)).float()
+        loss = in_batch_loss(q_local, scores, 0)
+        pen = penalty_and_stats(states)
+        (loss if pen is None else loss + lam * pen).backward()
+        out.update(loss=loss, scores=scores)
+        return out
+
+    b = q_local.shape[0]
+    with torch.no_grad(), autocast:
+        pooled = model.pooled_logits(model.sentence_states(**batch), mask, emb_q).float()
+    pooled_all = [torch.zeros_like(pooled) for _ in range(world)]
+    dist.all_gather(pooled_all, pooled)
+    pooled_all[rank] = pooled.detach().requires_grad_(True)
+    q_all = [torch.zeros_like(q_local) for _ in range(world)]
+    dist.all_gather(q_all, q_local)
+    # candidates: for each process its positives, negs1, negs2 in process order
+    cand = torch.cat(pooled_all)  # [3B*world, U]
+    scores = model.activate(cand)
+    loss = torch.stack([in_batch_loss(q_all[r], scores, 3 * b * r) for r in range(world)]).mean()
+    loss.backward()  # grads for w (identical on every process) and for this process's pooled scores
+    cached = pooled_all[rank].grad
+    with autocast:
+        states = model.sentence_states(**batch)
+        pooled_again = model.pooled_logits(states, mask, emb_q).float()
+    surrogate = (pooled_again * cached).sum()
+    pen = penalty_and_stats(states)
+    if pen is not None:
+        surrogate = surrogate + lam * pen / world
+    surrogate.backward()
+    for p in model.encoder.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad)  # sum: each process holds its share of the global loss's gradient
+    out.update(loss=loss, scores=scores[3 * b * rank : 3 * b * (rank + 1)].detach())
+    return out
+
+
 def save_checkpoint(path: Path, model: SparcModel, opt, sched, step: int, args: argparse.Namespace) -> None:
     """Everything but the frozen word embeddings (they are the base model's)."""
     state = {k: v for k, v in model.state_dict().items() if "word_embeddings" not in k}
@@ -173,6 +337,18 @@ def train(args: argparse.Namespace) -> Path:
     model = SparcModel(load_encoder(base), learn_w=not args.sparta).to(device)
     opt = make_optimizer(model, args.lr, args.w_lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda(args.warmup, args.steps))
+    flops = Flops(
+        weight=args.flops_weight,
+        warmup=args.flops_warmup,
+        threshold=args.flops_threshold,
+        docs=args.flops_docs,
+        seed=args.seed,
+        column_weights=(
+            idf_column_weights(batcher.tokenizer, sentences, model.word_embeddings.weight.shape[0])
+            if args.flops_idf
+            else None
+        ),
+    )
     step = 0
     ckpt = latest_checkpoint(out) if args.resume else None
     if ckpt is not None:
@@ -216,42 +392,11 @@ def train(args: argparse.Namespace) -> Path:
         q_local = query_matrix(bags, vocab).to(device)
 
         opt.zero_grad(set_to_none=True)
-        if world == 1:
-            with autocast:
-                scores = model.token_scores(batch, vocab_t).float()
-            loss = in_batch_loss(q_local, scores, 0)
-            loss.backward()
-        else:
-            with torch.no_grad(), autocast:
-                pooled = model.pooled_logits(
-                    model.sentence_states(**batch),
-                    batch["sentence_mask"],
-                    model.word_embeddings.weight[vocab_t],
-                ).float()
-            pooled_all = [torch.zeros_like(pooled) for _ in range(world)]
-            dist.all_gather(pooled_all, pooled)
-            pooled_all[rank] = pooled.detach().requires_grad_(True)
-            q_all = [torch.zeros_like(q_local) for _ in range(world)]
-            dist.all_gather(q_all, q_local)
-            # candidates: for each process its positives, negs1, negs2 in process order
-            cand = torch.cat(pooled_all)  # [3B*world, U]
-            scores = model.activate(cand)
-            loss_parts = []
-            for r in range(world):
-                loss_parts.append(in_batch_loss(q_all[r], scores, 3 * args.batch * r))
-            loss = torch.stack(loss_parts).mean()
-            loss.backward()  # grads for w (identical on every process) and for this process's pooled scores
-            cached = pooled_all[rank].grad
-            with autocast:
-                pooled_again = model.pooled_logits(
-                    model.sentence_states(**batch),
-                    batch["sentence_mask"],
-                    model.word_embeddings.weight[vocab_t],
-                ).float()
-            pooled_again.backward(cached)
-            for p in model.encoder.parameters():
-                if p.grad is not None:
-                    dist.all_reduce(p.grad)  # sum: each process holds its share of the global loss's gradient
+        logging_step = rank == 0 and ((step + 1) % args.log_every == 0 or step == 0)
+        res = step_gradients(
+            model, batch, q_local, vocab_t, autocast, flops, step, args.prune_ratio, stats=logging_step
+        )
+        loss, scores = res["loss"], res["scores"]
         torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
         opt.step()
         sched.step()
@@ -260,11 +405,7 @@ def train(args: argparse.Namespace) -> Path:
 
         if rank == 0 and (step % args.log_every == 0 or step == 1):
             with torch.no_grad():
-                nnz = (
-                    float((scores[: 3 * args.batch] > 0).float().sum(1).median())
-                    if world == 1
-                    else float("nan")
-                )
+                nnz = float((scores > 0).float().sum(1).median())
             rec = {
                 "step": step,
                 "epoch": round(step / per_epoch, 4),
@@ -275,6 +416,13 @@ def train(args: argparse.Namespace) -> Path:
                 "lr": sched.get_last_lr()[0],
                 "elapsed_s": round(time.time() - t0, 1),
             }
+            if "flops" in res:
+                rec.update(
+                    flops=round(res["flops"], 4),
+                    flops_lambda=res["lam"],
+                    nnz_docs_median=res["nnz_docs_median"],
+                    nnz_docs_pruned_median=res["nnz_docs_pruned_median"],
+                )
             if step % (args.log_every * 10) == 0 or step == 1:
                 rec["nnz_full_median"] = full_vocab_nnz(model, batch)
             log.write(json.dumps(rec) + "\n")
@@ -333,6 +481,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep", type=int, default=2, help="latest checkpoints kept")
     p.add_argument("--keep-every", type=int, default=500, help="also keep every Nth step (learning curve)")
     p.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True)
+    g = p.add_argument_group("learned sparsity (document-side FLOPS penalty; see the module help)")
+    g.add_argument("--flops-weight", type=float, default=0.0, help="lambda of the FLOPS penalty (0 = off)")
+    g.add_argument(
+        "--flops-warmup", type=int, default=0, help="steps of quadratic ramp-up of lambda (SPLADE)"
+    )
+    g.add_argument(
+        "--flops-idf", action="store_true", help="weight token v's penalty by idf_max / idf_v (training data)"
+    )
+    g.add_argument(
+        "--flops-threshold",
+        type=int,
+        default=0,
+        help="L0 mask: penalise only sentences with more non-zeros than this (0 = all)",
+    )
+    g.add_argument(
+        "--flops-docs",
+        type=int,
+        default=0,
+        help="penalise a random subset of this many of the step's sentences (0 = all 3B; CPU cost)",
+    )
+    g.add_argument(
+        "--prune-ratio",
+        type=float,
+        default=0.1,
+        help="the logged nnz_docs_pruned_median counts weights >= this x the sentence's max",
+    )
 
 
 def bf16_is_fast(cpu_only: bool = False) -> bool:

@@ -1,0 +1,64 @@
+"""Worker for tests/test_trainer.py::test_gradient_cache_two_processes_match_one.
+
+Run with ``torchrun --nproc_per_node K tests/gradcache_worker.py BASE DATA OUT B LAMBDA``: every
+process takes its B examples (process r: examples[r*B:(r+1)*B]), seeds torch with SEED and
+computes one step's gradients through ``trainer.train.step_gradients`` (the gradient-cache path,
+dropout on); process 0 saves them to OUT.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from trainer.data import load_training_data  # noqa: E402
+from trainer.model import SparcModel, load_encoder  # noqa: E402
+from trainer.train import Batcher, Flops, query_matrix, step_gradients  # noqa: E402
+
+SEED = 7
+MAX_LENGTH = 48
+
+
+def setup(base: Path, data: Path, batch: int, rank: int, world: int):
+    """The model (train mode), this process's batch and the step's question vocabulary."""
+    torch.manual_seed(0)
+    model = SparcModel(load_encoder(base))
+    with torch.no_grad():
+        model.w.fill_(1.0)
+    model.train()
+    sentences, examples = load_training_data(data)
+    batcher = Batcher(str(base / "tokenizer.json"), sentences, MAX_LENGTH, "all")
+    parts = [batcher.encode(examples[r * batch : (r + 1) * batch]) for r in range(world)]
+    vocab = sorted({v for _b, bags in parts for bag in bags for v in bag})
+    return model, parts, vocab
+
+
+def grads(model: SparcModel) -> dict[str, torch.Tensor]:
+    return {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+def main() -> None:
+    base, data, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+    batch, lam = int(sys.argv[4]), float(sys.argv[5])
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    model, parts, vocab = setup(base, data, batch, rank, world)
+    feats, bags = parts[rank]
+    torch.manual_seed(SEED)
+    step_gradients(
+        model, feats, query_matrix(bags, vocab), torch.tensor(vocab), nullcontext(), Flops(weight=lam), step=0
+    )
+    if rank == 0:
+        torch.save(grads(model), out)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
