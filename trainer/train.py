@@ -139,6 +139,31 @@ def lr_lambda(warmup: int, total: int):
     return f
 
 
+class RandContext:
+    """Record the RNG state at creation; replay it inside ``with`` (GradCache's RandContext).
+
+    The gradient cache runs the encoder twice; without this the second, differentiable pass
+    draws new dropout masks and the cached gradients belong to different representations.
+    The RNG state after the ``with`` block is the one before it (``torch.random.fork_rng``).
+    """
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.cpu_state = torch.get_rng_state()
+        self.cuda_state = torch.cuda.get_rng_state(device) if device.type == "cuda" else None
+
+    def __enter__(self) -> None:
+        devices = [self.device] if self.cuda_state is not None else []
+        self._fork = torch.random.fork_rng(devices=devices)
+        self._fork.__enter__()
+        torch.set_rng_state(self.cpu_state)
+        if self.cuda_state is not None:
+            torch.cuda.set_rng_state(self.cuda_state, self.device)
+
+    def __exit__(self, *exc) -> None:
+        self._fork.__exit__(*exc)
+
+
 @dataclass
 class Flops:
     """The document-side FLOPS penalty's settings (module docstring)."""
@@ -256,6 +281,7 @@ def step_gradients(
         return out
 
     b = q_local.shape[0]
+    rng = RandContext(q_local.device)
     with torch.no_grad(), autocast:
         pooled = model.pooled_logits(model.sentence_states(**batch), mask, emb_q).float()
     pooled_all = [torch.zeros_like(pooled) for _ in range(world)]
@@ -269,7 +295,7 @@ def step_gradients(
     loss = torch.stack([in_batch_loss(q_all[r], scores, 3 * b * r) for r in range(world)]).mean()
     loss.backward()  # grads for w (identical on every process) and for this process's pooled scores
     cached = pooled_all[rank].grad
-    with autocast:
+    with rng, autocast:  # the first pass's dropout masks
         states = model.sentence_states(**batch)
         pooled_again = model.pooled_logits(states, mask, emb_q).float()
     surrogate = (pooled_again * cached).sum()
