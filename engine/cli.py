@@ -85,6 +85,9 @@ def print_answers(question: str, answers, style: _Style, out=None) -> None:
     if not answers:
         print("No answer found. Index some folders first: sparcdesk index PATH", file=out)
         return
+    if not getattr(answers, "answered", True):
+        print(style.head("Nothing in your files answers this question. Closest matches:"), file=out)
+        print(file=out)
     for i, a in enumerate(answers, 1):
         title = a.title or Path(a.path).name
         print(
@@ -98,7 +101,12 @@ def print_answers(question: str, answers, style: _Style, out=None) -> None:
 
 
 def answers_json(question: str, answers) -> str:
-    data = {"question": question, "answers": [asdict(a) for a in answers]}
+    # "answered" is read by outside scripts: keep its name and meaning stable.
+    data = {
+        "question": question,
+        "answered": bool(getattr(answers, "answered", bool(answers))),
+        "answers": [asdict(a) for a in answers],
+    }
     text = json.dumps(data, ensure_ascii=False, indent=1)
     try:
         text.encode("utf-8")

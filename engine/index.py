@@ -37,6 +37,7 @@ import numpy as np
 import tantivy
 
 from engine.columns import ColumnStore, ColumnStoreError, ColumnView
+from engine.docindex import DocumentIndex, DocumentText
 from engine.paths import from_store, to_store
 from engine.quantize import Quantizer, QueryWeights, idf_weight, query_weights
 from engine.sparse import VOCAB_SIZE, SparseVector
@@ -66,6 +67,7 @@ _META_KEYS = (
     "recipients",
     "subject",
     "mailbox",
+    "field",
 )
 
 
@@ -102,6 +104,9 @@ class SentenceRecord:
     subject: str = ""
     mailbox: str = ""
     sentence_id: int | None = None
+    #: For an e-mail header line indexed as a sentence ("From: Ann <ann@x.org>"): which
+    #: header it is (``from``, ``to``, ``cc``, ``subject``); empty for text sentences.
+    field: str = ""
 
 
 @dataclass(frozen=True)
@@ -303,6 +308,7 @@ class SentenceIndex:
             raise IndexFormatError(str(e)) from e
         if self._writer is not None:
             self._next_id = max(self._stored_next_id(), self.max_sentence_id() + 1)
+        self._docs = DocumentIndex.open(path, TEXT_ANALYZER, _text_analyzer(), self._writer is not None)
 
     # ---- opening and closing
 
@@ -369,6 +375,8 @@ class SentenceIndex:
             self._writer = None
             self._pending = False
             self._columns.rollback()
+        if self._docs is not None:
+            self._docs.close()
 
     def __enter__(self) -> SentenceIndex:
         return self
@@ -457,7 +465,22 @@ class SentenceIndex:
         # the ones added since the last commit from its own buffer.
         self._columns.delete_ids(self.document_sentence_ids(doc_key))
         self._columns.delete_key(doc_key)
+        if self._docs is not None:
+            self._docs.delete(doc_key)
         self._pending = True
+
+    def add_documents(self, docs: Iterable[DocumentText]) -> None:
+        """Add whole documents to the document-level BM25 index (:mod:`engine.docindex`),
+        visible after :meth:`commit` like sentences; delete older versions first."""
+        self._w()
+        assert self._docs is not None
+        self._docs.add(docs)
+        self._pending = True
+
+    @property
+    def num_documents(self) -> int:
+        """Documents in the document-level index (0 when the generation has none)."""
+        return self._docs.num_documents if self._docs is not None else 0
 
     def delete_sentence(self, sentence_id: int) -> None:
         """Delete one sentence by id (effective at :meth:`commit`)."""
@@ -476,6 +499,8 @@ class SentenceIndex:
         self._columns.finish(opstamp)
         self._pending = False
         _write_json_atomic(self.path / IDS_FILE, {"next_id": self._next_id})
+        if self._docs is not None:
+            self._docs.commit()
         self.reload()
         if self._columns.maybe_merge(self._view.columns) is not None:
             self.reload()
@@ -484,6 +509,8 @@ class SentenceIndex:
         """Discard changes since the last commit."""
         self._w().rollback()
         self._columns.rollback()
+        if self._docs is not None:
+            self._docs.rollback()
         self._pending = False
 
     def wait_merging_threads(self) -> None:
@@ -521,6 +548,10 @@ class SentenceIndex:
     def reload(self) -> None:
         """See the latest commit (also one made by another process); cheap when nothing changed."""
         self._view = self._fresh_view(self._view)
+        if self._docs is None:
+            self._docs = DocumentIndex.open(self.path, TEXT_ANALYZER, _text_analyzer(), False)
+        else:
+            self._docs.reload()
 
     def clear_caches(self) -> None:
         """Forget cached filter matches and document frequencies (the benchmark's cold case)."""
@@ -564,10 +595,12 @@ class SentenceIndex:
             idf = None
         return query_weights(ids, self.quantizer.scale, idf, self.quantizer.max_level)
 
-    def _filter_query(self, filters: Filters | None) -> tantivy.Query | None:
+    def _filter_query(self, filters: Filters | None, schema: tantivy.Schema | None = None) -> tantivy.Query | None:
+        """The constant-score query of ``filters`` against ``schema`` (the sentence schema,
+        or the document index's, whose filter fields have the same names)."""
         if filters is None or filters.is_empty():
             return None
-        s = self._schema
+        s = schema or self._schema
         must: list[tuple[tantivy.Occur, tantivy.Query]] = []
 
         def any_of(field_name: str, values: Iterable[str]) -> None:
@@ -691,6 +724,19 @@ class SentenceIndex:
         searcher = self._view.searcher
         rows = self._ranked(searcher, query, top_k)
         return self._with_fields(searcher, rows, load_fields)
+
+    def bm25_documents(self, text: str, top_k: int = 100, filters: Filters | None = None) -> list[tuple[str, float]]:
+        """BM25 over whole documents with their header lines: ``(doc_key, score)``, best
+        first; empty when this generation has no document index."""
+        docs = self._docs
+        if docs is None:
+            return []
+        return docs.bm25(text, top_k, self._filter_query(filters, docs.schema))
+
+    def coverage(self, text: str, doc_key: str) -> tuple[float, int]:
+        """IDF-weighted share of the question's terms that ``doc_key`` holds (see
+        :meth:`engine.docindex.DocumentIndex.coverage`); ``(0.0, 0)`` without a document index."""
+        return self._docs.coverage(text, doc_key) if self._docs is not None else (0.0, 0)
 
     def load_fields(self, hits: Iterable[Hit]) -> list[Hit]:
         """Fill ``fields`` of hits that lack them (by sentence id); returns the same hits."""

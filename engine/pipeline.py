@@ -45,7 +45,6 @@ import logging
 import os
 import queue
 import shutil
-import stat
 import threading
 import time
 import zlib
@@ -65,24 +64,16 @@ from engine.catalog import (
     content_hash,
     now_iso,
 )
+from engine.docindex import DocumentText, mail_header_lines
 from engine.documents import Document, ExtractionError
 from engine.encode import DEFAULT_BATCH, SparseEncoder
 from engine.extract import MAX_FILE_BYTES, iter_extract
-from engine.index import IndexFormatError, IndexLockedError, SentenceIndex, SentenceRecord
+from engine.index import IndexFormatError, IndexLockedError, SentenceIndex, SentenceRecord, folder_terms
 from engine.paths import Layout
 from engine.quantize import Quantizer
 from engine.segment import split_passages
 from engine.sparse import SparseVector, stack_weights
-from engine.walk import (
-    BINARY_EXTENSIONS,
-    IGNORE_FILE,
-    _excluded,
-    _read_ignore_file,
-    _skip_dir_name,
-    classify,
-    is_maildir,
-    walk,
-)
+from engine.walk import IGNORE_FILE, Rules, classify, is_maildir, walk
 
 log = logging.getLogger(__name__)
 
@@ -232,49 +223,19 @@ def under(path: str, folder: str) -> bool:
 
 
 def allowed(root: Path, exclude: Sequence[str], path: Path) -> bool:
-    """Would :func:`engine.walk.walk` of ``root`` with ``exclude`` reach ``path``?
-
-    Checks every component below ``root``: hidden names, the folders walk never enters,
-    binary extensions, ``exclude`` globs and the ``.sparcdeskignore`` files of the folders on
-    the way. Used by the watcher and by partial runs, which must not walk a whole source to
-    learn whether one changed file belongs in the index.
-    """
-    root = Path(os.path.abspath(root))
-    path = Path(os.path.abspath(path))
-    if path == root:
-        return True
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        return False
-    rules: list[tuple[Path, tuple[str, ...]]] = [(root, tuple(exclude))]
-    current = root
-    parts = rel.parts
-    for i, name in enumerate(parts):
-        if os.path.isfile(current / IGNORE_FILE):
-            local = _read_ignore_file(current)
-            if local:
-                rules.append((current, local))
-        current = current / name
-        if name.startswith("."):
-            return False
-        for base, pats in rules:
-            if _excluded(current.relative_to(base).as_posix(), name, pats):
-                return False
-        last = i == len(parts) - 1
-        if not last or os.path.isdir(current):
-            if _skip_dir_name(name) or os.path.exists(current / "pyvenv.cfg"):
-                return False
-        elif current.suffix.lower() in BINARY_EXTENSIONS:
-            return False
-    return True
+    """Would :func:`engine.walk.walk` of ``root`` with ``exclude`` reach ``path``? (See
+    :meth:`engine.walk.Rules.allows`, the one implementation of the walk's rules.)"""
+    return Rules(root, exclude).allows(path)
 
 
 def unit_for(path: Path) -> Path:
-    """The extraction unit a changed path belongs to: the Maildir folder for a message file
-    (``box/cur/msg``, ``box/new/msg``, ``box/tmp/msg``) or for ``box/cur`` itself, else the path."""
+    """What a changed path makes the watcher re-scan: the Maildir folder for a message file
+    (``box/cur/msg``, ``box/new/msg``, ``box/tmp/msg``) or for ``box/cur`` itself, the folder
+    of an edited ``.sparcdeskignore`` (its rules decide what is indexed below), else the path."""
     path = Path(os.path.abspath(path))
     parent = path.parent
+    if path.name == IGNORE_FILE:
+        return parent
     if parent.name in ("cur", "new", "tmp") and is_maildir(parent.parent):
         return parent.parent
     if path.name in ("cur", "new", "tmp") and is_maildir(parent):
@@ -385,9 +346,15 @@ def addresses(value: str) -> list[str]:
     return [a for _, a in getaddresses([value or ""]) if a]
 
 
+#: What a document becomes in the index. A new value re-encodes every document whose
+#: records it changes on the next run (2: e-mail header lines as sentences).
+RECORDS_VERSION = "2"
+
+
 def document_digest(doc: Document) -> str:
     h = hashlib.blake2b(digest_size=16)
     for part in (
+        RECORDS_VERSION if doc.kind == "email" else "",
         doc.key,
         doc.kind,
         doc.title,
@@ -409,6 +376,8 @@ class PreparedDoc:
     sentences: list[str]
     contexts: list[str]
     records: list[SentenceRecord]
+    #: The whole document for the document-level BM25 index (header lines included).
+    whole: DocumentText | None = None
 
 
 def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
@@ -452,7 +421,45 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             )
             records.append(rec)
             position += 1
-    return PreparedDoc(doc, document_digest(doc), sentences, contexts, records)
+    header = mail_header_lines(f) if doc.kind == "email" else []
+    if records or header:
+        # A message's header lines are sentences too, so a question about a person finds
+        # the messages they sent or received and can be answered by the line itself
+        # ("From: Ann Lee <ann.lee@x.org>"); each is encoded with the other lines as context.
+        for name, line in header:
+            sentences.append(line)
+            contexts.append(" ".join(x for n, x in header if n != name))
+            records.append(
+                SentenceRecord(
+                    doc_key=doc.key,
+                    text=line,
+                    position=position,
+                    passage=line,
+                    title=doc.title,
+                    path=doc.path,
+                    kind=doc.kind,
+                    date=date,
+                    sender=sender,
+                    recipients=recipients,
+                    subject=origin.get("subject", ""),
+                    mailbox=origin.get("mailbox", ""),
+                    field=name,
+                )
+            )
+            position += 1
+    whole = None
+    if records:
+        head = [x for _, x in header] if header else [doc.title, Path(doc.path).name]
+        whole = DocumentText(
+            doc_key=doc.key,
+            body="\n".join([*head, doc.text]),
+            folders=tuple(folder_terms(doc.path)) if doc.path else (),
+            kind=doc.kind,
+            date=date,
+            sender=sender,
+            mailbox=origin.get("mailbox", ""),
+        )
+    return PreparedDoc(doc, document_digest(doc), sentences, contexts, records, whole)
 
 
 def message_row(doc: Document, unit: str) -> MessageRow:
@@ -588,6 +595,7 @@ class Indexer:
     def _reset(self) -> None:
         self._buffer: list[_Pending] = []
         self._deletes: list[str] = []
+        self._wholes: list[DocumentText] = []
         self._handled: list[tuple[str, str, str, str]] = []
         self._finished: list[_Job] = []
         self._forget: list[str] = []
@@ -755,21 +763,13 @@ class Indexer:
 
     @staticmethod
     def _walk_subtree(root: Path, exclude: Sequence[str], subtree: Path) -> Iterator[Path | ExtractionError]:
+        """The units of a file or folder inside a source, by the source's rules (a Maildir
+        comes with its Maildir++ sub-folders, as in a full walk); nothing for a path that is
+        gone (its catalog rows are dropped as deleted) unless it is a broken link."""
         subtree = Path(os.path.abspath(subtree))
-        if not allowed(root, exclude, subtree):
+        if not os.path.exists(subtree) and not os.path.islink(subtree):
             return
-        try:
-            st = os.stat(subtree)
-        except OSError:
-            if os.path.islink(subtree):
-                yield from walk(subtree)  # a broken link: walk reports it
-            return
-        if stat.S_ISDIR(st.st_mode) and not is_maildir(subtree):
-            for item in walk(subtree):
-                if isinstance(item, ExtractionError) or allowed(root, exclude, item):
-                    yield item
-        elif stat.S_ISREG(st.st_mode) or is_maildir(subtree):
-            yield subtree
+        yield from Rules(root, exclude).walk(subtree)
 
     # ---- the run
 
@@ -899,6 +899,8 @@ class Indexer:
             if doc.kind == "email":
                 job.messages.append(message_row(doc, job.path))
             job.sentences += len(prepared.records)
+            if prepared.whole is not None:
+                self._wholes.append(prepared.whole)
             for rec, s, c in zip(prepared.records, prepared.sentences, prepared.contexts, strict=True):
                 self._buffer.append(_Pending(job, rec, s, c))
                 job.outstanding += 1
@@ -944,11 +946,16 @@ class Indexer:
     # ---- encoding, adding, committing
 
     def _apply_deletes(self) -> None:
+        """Deletes, then the whole documents queued since (which replace what was deleted)."""
         if self._deletes and self.index is not None:
             for key in self._deletes:
                 self.index.delete_document(key)
             self._dirty = True
         self._deletes = []
+        if self._wholes and self.index is not None:
+            self.index.add_documents(self._wholes)
+            self._wholes = []
+            self._dirty = True
 
     def _flush(self) -> None:
         if not self._buffer:

@@ -205,6 +205,9 @@ class Hit:
     end: int
     highlights: list[tuple[int, int]] = field(default_factory=list)
     sentence_id: int = -1
+    #: When the sentence is one of an e-mail's header lines: which (``from``, ``to``,
+    #: ``cc``, ``subject``), so it is shown as that field; empty for a sentence of the text.
+    field: str = ""
 
 
 @dataclass
@@ -214,7 +217,8 @@ class Answer:
     ``fields``: what the app shows about the document (for e-mail ``from``, ``to``, ``cc``,
     ``subject``, ``date``, ``mailbox``, ``message_id``, ``thread``; for an attachment also
     ``attachment_of``; for files ``path`` and ``modified``). ``doc_start``: the best
-    sentence's character offset in :meth:`engine.api.Engine.document_text`.
+    sentence's character offset in :meth:`engine.api.Engine.document_text`, -1 when the
+    answer is a header line (``best.field``), which is not part of the text.
     """
 
     doc_key: str
@@ -226,6 +230,9 @@ class Answer:
     best: Hit
     others: list[Hit]
     doc_start: int
+    #: What ranked the document: its best sentence's score, plus its whole-document BM25
+    #: in the hybrid (answers come in descending order of it).
+    score: float = 0.0
 
 
 class _CatalogLike(Protocol):
@@ -381,6 +388,7 @@ def make_hit(fields: dict[str, Any], score: float, terms: set[str], text_of: Any
         end=end,
         highlights=highlight_spans(passage, terms),
         sentence_id=int(fields.get("sentence_id", -1)),
+        field=str(fields.get("field") or ""),
     )
 
 
@@ -438,6 +446,65 @@ def document_fields(meta: dict[str, Any], catalog: _CatalogLike | None) -> dict[
 # --------------------------------------------------------------------------- the search
 
 
+#: How many documents the document-level BM25 contributes per question.
+DOC_DEPTH = 100
+#: Weight of the document's BM25 (its text and header lines) against its best sentence's
+#: fused score in the hybrid's document ranking (chosen on docs/product.md's benchmark).
+DOC_WEIGHT = 1.0
+#: The question counts as answered when the first document holds at least this IDF-weighted
+#: share of the question's terms (calibrated in docs/product.md).
+ANSWER_COVERAGE = 0.5
+
+_SENTENCE_END = re.compile(r"[.!?;:…)\]\"'»”’]\s*$")
+
+
+def is_heading(text: str) -> bool:
+    """A heading, title or a line without words ("?", "***", "Cycling trip to the Alps"):
+    context for the sentences under it, not an answer while a sentence answers.
+
+    A line with fewer than two words, or a short one (up to 12 words) with no closing
+    punctuation, is one."""
+    words = _WORD.findall(text)
+    if sum(1 for w in words if any(c.isalpha() for c in w)) < 2:
+        return True
+    return len(words) <= 12 and not _SENTENCE_END.search(text)
+
+
+class Answers(list):
+    """The answers to one question, best document first, and whether they answer it.
+
+    ``answered`` is the engine's decision for the question as a whole: False when nothing
+    indexed answers it, in which case the list holds the closest matches, marked as such
+    by the app and the CLI. ``coverage`` is what the decision rests on (the IDF-weighted
+    share of the question's terms held by the first document, 0..1)."""
+
+    answered: bool
+    coverage: float
+
+    def __init__(self, items: Iterable[Answer] = (), answered: bool = False, coverage: float = 0.0) -> None:
+        super().__init__(items)
+        self.answered = answered
+        self.coverage = coverage
+
+
+def is_heading_record(meta: dict[str, Any]) -> bool:
+    """Whether a stored sentence is a heading (a header line of an e-mail is a field, not one)."""
+    return not meta.get("field") and is_heading(meta.get("text") or "")
+
+
+def _pick(items: list[tuple[float, dict[str, Any]]]) -> list[tuple[float, dict[str, Any]]]:
+    """A document's matching sentences in answer order: by score, but sentences before
+    headings and word-less lines (which only answer when nothing else matches)."""
+    return sorted(
+        items,
+        key=lambda sm: (
+            is_heading_record(sm[1]),
+            -sm[0],
+            sm[1]["sentence_id"],
+        ),
+    )
+
+
 def ask(
     index: SentenceIndex,
     query: QueryEncoder,
@@ -450,30 +517,36 @@ def ask(
     text_of: Any = None,
     max_others: int = MAX_OTHERS,
     fusion: str = DEFAULT_FUSION,
-) -> list[Answer]:
+) -> Answers:
     """Answers to ``question`` from ``index``, best document first.
+
+    Hybrid (the default search): sentences ranked by SPARC and BM25 (fused), documents
+    ranked by their best sentence plus the BM25 of the whole document with its header
+    lines (:mod:`engine.docindex`), so evidence spread over a document and the names in
+    an e-mail's headers count; the answer shown is still the document's best sentence.
+    SPARC alone ranks documents by their best sentence.
 
     ``text_of(doc_key)`` (optional) returns a document's text; it is only needed to place a
     sentence that occurs twice in its own passage.
     """
     if top <= 0 or not question.strip():
-        return []
+        return Answers()
     qids = query.question_ids(question)
     f = to_index_filters(filters)
     terms = question_terms(question)
+    use_idf = True if idf else None
+    doc_scores: dict[str, float] = {}
     if hybrid:
-        sparc = index.search(qids, HYBRID_DEPTH, idf=True if idf else None, filters=f) if qids else []
+        sparc = index.search(qids, HYBRID_DEPTH, idf=use_idf, filters=f) if qids else []
         bm = index.bm25(question, HYBRID_DEPTH, filters=f)
         ranked = fuse(sparc, bm, fusion)
+        doc_scores = dict(index.bm25_documents(question, DOC_DEPTH, filters=f))
     else:
         if not qids:
-            return []
-        ranked = [
-            (h.sentence_id, h.score)
-            for h in index.search(qids, RANK_DEPTH, idf=True if idf else None, filters=f)
-        ]
-    if not ranked:
-        return []
+            return Answers()
+        ranked = [(h.sentence_id, h.score) for h in index.search(qids, RANK_DEPTH, idf=use_idf, filters=f)]
+    if not ranked and not doc_scores:
+        return Answers()
 
     groups: dict[str, list[tuple[float, dict[str, Any]]]] = {}
     pos = 0
@@ -487,32 +560,40 @@ def ask(
             if meta is None:  # deleted between search and load
                 continue
             key = meta.get("doc_key", "")
-            if key not in groups and len(groups) >= top:
+            if not hybrid and key not in groups and len(groups) >= top:
                 continue
             groups.setdefault(key, []).append((score, meta))
 
-    keys = list(groups)[:top]
-    if not hybrid and keys and max_others > 0:
-        # Other matching sentences of the chosen documents: the same search restricted to
-        # them (filters do not change scores), deep enough to fill every document's list.
+    if hybrid:
+        doc_rank = _rank_documents(groups, doc_scores, top * 2)
+    else:  # SPARC alone: a document is as good as its best sentence
+        doc_rank = {k: max(sc for sc, _ in groups[k]) for k in list(groups)[:top]}
+    keys = list(doc_rank)
+    # Documents whose matching sentences are missing or are only headings: find their best
+    # sentences with the same search restricted to them (filters do not change scores).
+    need = [k for k in keys if k not in groups or all(is_heading_record(m) for _, m in groups[k])]
+    if not hybrid and max_others > 0:
+        need = keys
+    if need and qids:
         extra = index.search(
             qids,
-            top_k=len(keys) * (max_others + 1) * 4,
-            idf=True if idf else None,
-            filters=to_index_filters(filters, doc_keys=keys),
+            top_k=len(need) * (max_others + 1) * 4,
+            idf=use_idf,
+            filters=to_index_filters(filters, doc_keys=need),
         )
-        have = {m["sentence_id"] for k in keys for _, m in groups[k]}
+        have = {m["sentence_id"] for k in need for _, m in groups.get(k, [])}
         missing = [h for h in extra if h.sentence_id not in have]
         if missing:
             loaded = index.get(h.sentence_id for h in missing)
             for h in missing:
                 meta = loaded.get(h.sentence_id)
-                if meta is not None and meta.get("doc_key") in groups:
-                    groups[meta["doc_key"]].append((h.score, meta))
+                if meta is not None and meta.get("doc_key") in need:
+                    groups.setdefault(meta["doc_key"], []).append((h.score, meta))
+    keys = [k for k in keys if groups.get(k)][:top]  # a document with no live sentence is gone
 
-    answers: list[Answer] = []
+    answers = Answers()
     for key in keys:
-        items = sorted(groups[key], key=lambda sm: (-sm[0], sm[1]["sentence_id"]))
+        items = _pick(groups[key])
         score, meta = items[0]
         best = make_hit(meta, score, terms, text_of)
         others = [make_hit(m, s, terms, text_of) for s, m in items[1 : 1 + max_others]]
@@ -526,7 +607,27 @@ def ask(
                 fields=document_fields(meta, catalog),
                 best=best,
                 others=others,
-                doc_start=int(meta.get("start", 0)),
+                doc_start=-1 if meta.get("field") else int(meta.get("start", 0)),
+                score=float(doc_rank[key]),
             )
         )
+    if answers:
+        answers.coverage, n_terms = index.coverage(question, answers[0].doc_key)
+        if n_terms == 0:  # the document index has no terms for it: the question is only stopwords
+            answers.coverage = 1.0 if answers[0].best.score > 0 else 0.0
+        answers.answered = answers.coverage >= ANSWER_COVERAGE
     return answers
+
+
+def _rank_documents(
+    groups: dict[str, list[tuple[float, dict[str, Any]]]], doc_scores: dict[str, float], depth: int
+) -> dict[str, float]:
+    """Documents by best fused sentence score plus ``DOC_WEIGHT`` times their whole-document
+    BM25; a document missing from one list gets that list's minimum (as ``fuse`` does)."""
+    best = {k: max(s for s, _ in items) for k, items in groups.items()}
+    s_min = min(best.values()) if best else 0.0
+    d_min = min(doc_scores.values()) if doc_scores else 0.0
+    total = {
+        k: best.get(k, s_min) + DOC_WEIGHT * doc_scores.get(k, d_min) for k in best.keys() | doc_scores.keys()
+    }
+    return {k: total[k] for k in sorted(total, key=lambda k: (-total[k], k))[:depth]}

@@ -1,0 +1,210 @@
+"""Whole documents for BM25: the document-level evidence beside the sentence index.
+
+A sentence is the unit SPARC scores and the app shows, but a document is what the user
+looks for: a message whose evidence is spread over several sentences, or whose only match
+is a name in its From or To header, loses to a message with one matching sentence when
+documents are ranked by their best sentence alone (docs/product.md measures it). So each
+generation also keeps one tantivy record per document: its text with its title and, for
+e-mail, its header lines (names and addresses of sender and recipients, subject), scored
+by BM25 and fused with the sentence scores in :mod:`engine.search`.
+
+It lives in the ``docs/`` folder of the generation's index and is written by the same
+:class:`engine.index.SentenceIndex` that writes the sentences, committed right after them.
+A crash between the two commits leaves the unit un-recorded in the catalog, so the next
+run deletes and re-adds its documents in both (the pipeline's commit protocol); readers
+only use a document hit whose document still has live sentences.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from engine.paths import display, from_store, to_store
+
+FOLDER = "docs"
+#: Longest document body indexed for BM25 (characters): a document this long is a book or
+#: a log, and its first part is where its subject is said.
+MAX_BODY_CHARS = 2_000_000
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    """What the document index holds of one document, and the filter fields of its sentences."""
+
+    doc_key: str
+    body: str
+    folders: tuple[str, ...] = ()
+    kind: str = ""
+    date: int | None = None
+    sender: str = ""
+    mailbox: str = ""
+
+
+def build_schema(analyzer: str) -> tantivy.Schema:
+    """Document-level schema: ``body`` for BM25 and the filter fields of the sentence schema
+    under the same names, so one filter query serves both indexes."""
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("doc_key", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("body", stored=False, tokenizer_name=analyzer, index_option="freq")
+    sb.add_text_field("folder", tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("kind", tokenizer_name="raw", index_option="basic")
+    sb.add_integer_field("date", indexed=True, fast=True)
+    sb.add_text_field("sender", tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("mailbox", tokenizer_name="raw", index_option="basic")
+    return sb.build()
+
+
+def mail_header_lines(fields: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The header lines of a message that a person searches by: ``(field, "From: ...")``."""
+    out: list[tuple[str, str]] = []
+    for name, label in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("subject", "Subject")):
+        value = " ".join((fields.get(name) or "").split())
+        if value:
+            out.append((name, f"{label}: {value}"))
+    return out
+
+
+class DocumentIndex:
+    """BM25 over whole documents (one tantivy index, opened with its sentence index)."""
+
+    def __init__(self, path: Path, analyzer_name: str, analyzer: tantivy.TextAnalyzer, writable: bool) -> None:
+        self.path = path
+        self._analyzer = analyzer
+        if writable:
+            path.mkdir(parents=True, exist_ok=True)
+            self._index = tantivy.Index(build_schema(analyzer_name), path=str(path), reuse=True)
+        else:
+            self._index = tantivy.Index.open(str(path))
+        self._index.register_tokenizer(analyzer_name, analyzer)
+        self._schema = self._index.schema
+        self._writer: tantivy.IndexWriter | None = None
+        if writable:
+            self._writer = self._index.writer(heap_size=32_000_000, num_threads=1)
+        self._searcher = self._index.searcher()
+        self._pending = False
+
+    @classmethod
+    def open(
+        cls, index_dir: Path, analyzer_name: str, analyzer: tantivy.TextAnalyzer, writable: bool
+    ) -> DocumentIndex | None:
+        """The document index of a generation; None when a read-only generation has none
+        (built before document evidence existed: search then ranks by sentences alone)."""
+        path = index_dir / FOLDER
+        if not writable and not (path / "meta.json").exists():
+            return None
+        return cls(path, analyzer_name, analyzer, writable)
+
+    @property
+    def schema(self) -> tantivy.Schema:
+        return self._schema
+
+    @property
+    def num_documents(self) -> int:
+        return int(self._searcher.num_docs)
+
+    # ---- writing
+
+    def add(self, docs: Iterable[DocumentText]) -> None:
+        """Add documents (visible after :meth:`commit`); the caller deletes older versions."""
+        assert self._writer is not None, "document index opened read-only"
+        for d in docs:
+            doc = tantivy.Document()
+            doc.add_text("doc_key", to_store(d.doc_key))  # file names that are not UTF-8
+            doc.add_text("body", display(d.body[:MAX_BODY_CHARS]))  # its title may be such a name
+            for f in d.folders:
+                doc.add_text("folder", to_store(f))
+            if d.kind:
+                doc.add_text("kind", d.kind)
+            if d.date is not None:
+                doc.add_integer("date", int(d.date))
+            if d.sender:
+                doc.add_text("sender", d.sender.strip().lower())
+            if d.mailbox:
+                doc.add_text("mailbox", d.mailbox.strip().lower())
+            self._writer.add_document(doc)
+            self._pending = True
+
+    def delete(self, doc_key: str) -> None:
+        assert self._writer is not None, "document index opened read-only"
+        self._writer.delete_documents_by_term("doc_key", to_store(doc_key))
+        self._pending = True
+
+    def commit(self) -> None:
+        if self._writer is not None and self._pending:
+            self._writer.commit()
+            self._pending = False
+            self.reload()
+
+    def rollback(self) -> None:
+        if self._writer is not None and self._pending:
+            with contextlib.suppress(ValueError):
+                self._writer.rollback()
+            self._pending = False
+
+    def close(self) -> None:
+        self.rollback()
+        self._writer = None
+
+    # ---- reading
+
+    def reload(self) -> None:
+        self._index.reload()
+        self._searcher = self._index.searcher()
+
+    def terms(self, text: str) -> list[str]:
+        """``text`` analysed as the body is (stemmed, stopwords out), duplicates dropped."""
+        return list(dict.fromkeys(self._analyzer.analyze(text)))
+
+    def bm25(self, text: str, top_k: int, filter_query: tantivy.Query | None = None) -> list[tuple[str, float]]:
+        """The ``top_k`` documents by BM25 of ``text`` over their body, as ``(doc_key, score)``."""
+        terms = self.terms(text)
+        if not terms or top_k <= 0:
+            return []
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "body", t)) for t in terms]
+        )
+        if filter_query is not None:
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, filter_query), (tantivy.Occur.Must, query)])
+        searcher = self._searcher
+        hits = searcher.search(query, top_k, count=False).hits
+        return [(from_store(str(searcher.doc(addr).get_first("doc_key"))), float(score)) for score, addr in hits]
+
+    def coverage(self, text: str, doc_key: str) -> tuple[float, int]:
+        """How much of the question ``doc_key`` holds: the IDF-weighted share of the
+        question's terms found in the document (0..1), and the number of terms.
+
+        What the no-answer decision rests on: a document that holds the rare words of a
+        question is about it, whatever the score scale of the model or the corpus size."""
+        terms = self.terms(text)
+        if not terms:
+            return 0.0, 0
+        searcher = self._searcher
+        n = max(int(searcher.num_docs), 1)
+        key_q = tantivy.Query.term_query(self._schema, "doc_key", to_store(doc_key))
+        total = found = 0.0
+        for t in terms:
+            df = int(searcher.doc_freq("body", t))
+            weight = _idf(df, n)
+            total += weight
+            if df == 0:
+                continue
+            q = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, key_q),
+                    (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "body", t)),
+                ]
+            )
+            if int(searcher.search(q, 1, count=True).count or 0) > 0:
+                found += weight
+        return (found / total if total > 0 else 0.0), len(terms)
+
+
+def _idf(df: int, n: int) -> float:
+    """BM25's IDF (always > 0): a term no document has weighs the most."""
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
