@@ -148,19 +148,135 @@ def _ignored(path: Path, rules: _Rules) -> bool:
     return any(_excluded(path.relative_to(base).as_posix(), path.name, pats) for base, pats in rules)
 
 
+def _passes(path: Path, rules: _Rules) -> bool:
+    """Name rules every entry of a folder must pass: not hidden, not matched by a glob in force."""
+    return not path.name.startswith(".") and not _ignored(path, rules)
+
+
+def _enterable(path: Path) -> bool:
+    """A folder (that passed the name rules) the walk descends into or yields as a Maildir."""
+    return not _skip_dir_name(path.name) and not os.path.exists(path / "pyvenv.cfg")
+
+
+def _wanted_file(path: Path) -> bool:
+    return path.suffix.lower() not in BINARY_EXTENSIONS
+
+
+def _local_rules(directory: Path, rules: _Rules) -> _Rules:
+    """``rules`` plus the patterns of ``directory``'s own ignore file, if it has one."""
+    local = _read_ignore_file(directory)
+    return (*rules, (directory, local)) if local else rules
+
+
+class Rules:
+    """The one statement of what a source's walk reaches, for full walks, partial runs and
+    the watcher alike.
+
+    Before this object, the watcher and partial runs re-implemented the walk's rules
+    (``pipeline.allowed``) and disagreed with it: they rejected every dot-named component,
+    so a message landing in a Maildir++ sub-folder (``Maildir/.Sent``) made the whole
+    sub-folder look deleted. Now :meth:`walk` (the whole source, or one folder or unit in
+    it with the ignore rules in force there) and :meth:`allows` share the same predicates.
+    """
+
+    def __init__(self, root: Path | str, exclude: Iterable[str] = ()) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.exclude = tuple(exclude)
+
+    def _base(self) -> _Rules:
+        return ((self.root, self.exclude),)
+
+    def _rules_above(self, path: Path) -> _Rules:
+        """Rules in force for ``path`` as an entry: the user's globs and the ignore files of
+        the folders from the root down to its parent."""
+        rules = self._base()
+        current = self.root
+        for name in path.relative_to(self.root).parts:
+            rules = _local_rules(current, rules)
+            current = current / name
+        return rules
+
+    def allows(self, path: Path | str) -> bool:
+        """Does :meth:`walk` yield ``path`` as a unit or descend into it as a folder?
+
+        Paths inside a unit (a Maildir's ``cur/msg``) are not units: map them with
+        ``engine.pipeline.unit_for`` first. A path that is gone is judged by its name (so a
+        deleted file or Maildir++ folder can still be dropped from the index). Not checked:
+        that the path was reached a second time through another link.
+        """
+        path = Path(os.path.abspath(path))
+        if path == self.root:
+            return True
+        try:
+            parts = path.relative_to(self.root).parts
+        except ValueError:
+            return False
+        rules = self._base()
+        current = self.root
+        exists = os.path.isdir(current)
+        for i, name in enumerate(parts):
+            last = i == len(parts) - 1
+            if exists and is_maildir(current):
+                # The walk yields a Maildir and its Maildir++ sub-folders, nothing inside.
+                return last and self._maildir_subfolder(current / name, rules)
+            rules = _local_rules(current, rules) if exists else rules
+            current = current / name
+            if not _passes(current, rules):
+                return False
+            try:
+                st = os.stat(current)
+            except OSError:
+                exists = False
+            else:
+                exists = True
+            if not exists:
+                if not last and _skip_dir_name(name):
+                    return False
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if not _enterable(current):
+                    return False
+            elif stat.S_ISREG(st.st_mode):
+                return last and _wanted_file(current)
+            else:
+                return False  # FIFOs, sockets and devices are skipped
+        return True
+
+    @staticmethod
+    def _maildir_subfolder(path: Path, rules: _Rules) -> bool:
+        if not path.name.startswith(".") or _ignored(path, rules):
+            return False
+        return is_maildir(path) or not os.path.lexists(path)
+
+    def walk(self, subtree: Path | str | None = None) -> Iterator[Path | ExtractionError]:
+        """Units under the root, or under ``subtree`` (a folder or unit inside it, walked with
+        the rules in force there; nothing when :meth:`allows` says no). See :func:`walk`."""
+        if subtree is None or Path(os.path.abspath(subtree)) == self.root:
+            yield from _walk_from(self.root, self._base())
+            return
+        sub = Path(os.path.abspath(subtree))
+        if self.allows(sub):
+            yield from _walk_from(sub, self._rules_above(sub))
+
+
 def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[Path | ExtractionError]:
     """Yield extraction units under ``root`` (files, mbox files, Maildir folders), or error entries.
 
-    Skipped silently: hidden files and folders, the folders in ``SKIP_DIRS`` and virtual
-    environments, files with an extension in ``BINARY_EXTENSIONS``, special files (FIFOs,
-    sockets, devices), paths matching a glob in ``exclude`` (relative to ``root``) or in a
-    folder's ``.sparcdeskignore`` file (relative to that folder), and a file or folder
-    reached a second time through another link. Error entries: a missing root, an
-    unreadable folder, a broken symbolic link, a symbolic link that loops back into a
-    folder being walked. Order is deterministic: depth first, names sorted, the files of a
-    folder before its sub-folders.
+    Skipped silently: hidden files and folders (except the Maildir++ sub-folders of a
+    Maildir, such as ``.Sent``), the folders in ``SKIP_DIRS`` and virtual environments,
+    files with an extension in ``BINARY_EXTENSIONS``, special files (FIFOs, sockets,
+    devices), paths matching a glob in ``exclude`` (relative to ``root``) or in a folder's
+    ``.sparcdeskignore`` file (relative to that folder), and a file or folder reached a
+    second time through another link. Error entries: a missing root, an unreadable folder,
+    a broken symbolic link, a symbolic link that loops back into a folder being walked.
+    Order is deterministic: depth first, names sorted, the files of a folder before its
+    sub-folders. The same as ``Rules(root, exclude).walk()``.
     """
-    root = Path(os.path.abspath(root))
+    return Rules(root, exclude).walk()
+
+
+def _walk_from(root: Path, base_rules: _Rules) -> Iterator[Path | ExtractionError]:
+    """The walk below ``root`` with ``base_rules`` in force for its entries."""
     try:
         st = root.stat()
     except OSError as exc:
@@ -172,7 +288,6 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[Path | ExtractionE
         else:
             yield ExtractionError(root, "not a regular file or folder")
         return
-    base_rules: _Rules = ((root, tuple(exclude)),)
     if is_maildir(root):
         yield root
         yield from _maildir_subfolders(root, base_rules)
@@ -192,13 +307,12 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[Path | ExtractionE
         except OSError as exc:
             yield ExtractionError(directory, f"cannot read folder: {exc.strerror or exc}")
             continue
-        local = _read_ignore_file(directory) if any(e.name == IGNORE_FILE for e in entries) else ()
-        if local:
-            rules = (*rules, (directory, local))
+        if any(e.name == IGNORE_FILE for e in entries):
+            rules = _local_rules(directory, rules)
         subdirs: list[tuple[Path, tuple[tuple[int, int], ...], _Rules]] = []
         for entry in entries:
             path = Path(entry.path)
-            if entry.name.startswith(".") or _ignored(path, rules):
+            if not _passes(path, rules):
                 continue
             try:
                 is_link = entry.is_symlink()
@@ -212,7 +326,7 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[Path | ExtractionE
                 continue
             ident = (st.st_dev, st.st_ino)
             if stat.S_ISDIR(st.st_mode):
-                if _skip_dir_name(entry.name) or os.path.exists(path / "pyvenv.cfg"):
+                if not _enterable(path):
                     continue
                 if ident in ancestors:
                     target = os.path.realpath(path)
@@ -228,7 +342,7 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[Path | ExtractionE
                     continue
                 subdirs.append((path, (*ancestors, ident), rules))
             elif stat.S_ISREG(st.st_mode):
-                if path.suffix.lower() in BINARY_EXTENSIONS or ident in seen_files:
+                if not _wanted_file(path) or ident in seen_files:
                     continue
                 seen_files.add(ident)
                 yield path
