@@ -2,7 +2,9 @@
 
 The bundle's ONNX graph maps encoder inputs to each sentence's top-K sparse vector; this
 module batches sentences (sorted by length so padding stays small), runs the session with
-laptop-friendly thread settings, and drops the zero tail of each top-K list.
+laptop-friendly thread settings, and drops the zero tail of each top-K list. A bundle whose
+config sets ``prune_ratio`` r > 0 also drops every weight below r x the sentence's largest
+(threshold pruning, applied after the graph: its top-K comes out sorted, so this is a cut).
 """
 
 from __future__ import annotations
@@ -40,11 +42,24 @@ class BundleConfig:
     query_tokens: str
     vocab_size: int
     onnx: str
+    # keep weights >= prune_ratio x the sentence's max, then at most top_k (0: top_k only)
+    prune_ratio: float = 0.0
 
     @classmethod
     def load(cls, bundle_dir: Path) -> BundleConfig:
         raw = json.loads((bundle_dir / "config.json").read_text(encoding="utf-8"))
-        return cls(**{k: raw[k] for k in cls.__dataclass_fields__})
+        optional = {"prune_ratio"}
+        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw or k not in optional})
+
+
+def kept_length(weights: np.ndarray, prune_ratio: float = 0.0) -> int:
+    """How many leading entries of a descending top-K weight row to keep: the positive ones,
+    and with ``prune_ratio`` > 0 only those >= prune_ratio x the row's largest."""
+    if weights.size == 0 or weights[0] <= 0:
+        return 0
+    cut = weights[0] * prune_ratio if prune_ratio > 0 else 0.0
+    keep = weights >= cut if cut > 0 else weights > 0
+    return int(np.count_nonzero(keep))
 
 
 def default_threads() -> int:
@@ -69,8 +84,9 @@ class SparseEncoder:
     def __init__(
         self, bundle_dir: Path | str | None = None, threads: int | None = None, onnx_file: str | None = None
     ):
-        import onnxruntime as ort
+        from engine.offline import load_onnxruntime
 
+        ort = load_onnxruntime()  # telemetry off: nothing may leave the machine
         self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
         if not (self.bundle_dir / "config.json").is_file():
             raise FileNotFoundError(f"no model bundle at {self.bundle_dir} (config.json missing)")
@@ -93,7 +109,7 @@ class SparseEncoder:
         ids, weights = self.session.run(["top_ids", "top_weights"], feats)
         out = []
         for row_ids, row_w in zip(ids, weights, strict=True):
-            n = int(np.count_nonzero(row_w > 0))
+            n = kept_length(row_w, self.config.prune_ratio)
             out.append(SparseVector(row_ids[:n].astype(np.int32), row_w[:n].astype(np.float32)))
         return out
 

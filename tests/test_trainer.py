@@ -246,3 +246,44 @@ def test_gradient_cache_two_processes_match_one(tmp_path, squad_handful):
     assert set(got) == set(want)
     worst = max(float((got[n] - want[n]).abs().max() / (want[n].abs().max() + 1e-12)) for n in want)
     assert worst < 1e-4, worst
+
+
+def test_flops_penalty_lowers_nonzeros_on_a_tiny_real_run(tmp_path, squad_handful):
+    """Same data, seed and schedule; only --flops-weight differs: the penalised run's sentences
+    keep fewer non-zero tokens (full vocabulary), and the log records the penalty."""
+    import argparse
+
+    from trainer.train import add_arguments, load_model_from_checkpoint, run
+
+    folder, sentences, _examples = squad_handful
+    base = tiny_base()
+
+    def train(weight: float) -> tuple[float, list[dict]]:
+        out = tmp_path / f"run-{weight}"
+        parser = argparse.ArgumentParser()
+        add_arguments(parser)
+        args = parser.parse_args(
+            ["--base", str(base), "--data", str(folder), "--out", str(out), "--batch", "4",
+             "--steps", "4", "--max-length", "48", "--cpu", "--no-bf16", "--threads", "1",
+             "--save-every", "4", "--warmup", "1", "--lr", "1e-3", "--log-every", "1", "--pooling", "all",
+             "--flops-weight", str(weight), "--flops-warmup", "2", "--flops-threshold", "10"]
+        )  # fmt: skip
+        run(args)
+        model, _state = load_model_from_checkpoint(out / "step-4.pt", base)
+        batcher = Batcher(str(base / "tokenizer.json"), sentences, 48, "all")
+        from engine.features import build_features
+
+        texts = [s.text for s in sentences[:16]]
+        feats = build_features(batcher.tokenizer, texts, [batcher.context(i) for i in range(16)], 48, "all")
+        with torch.no_grad():
+            _ids, w = model.eval().sparse_topk({k: torch.from_numpy(v) for k, v in feats.items()}, k=30522)
+        log = [json.loads(line) for line in (out / "train-log.jsonl").read_text().splitlines()]
+        return float(np.median((w > 0).sum(-1).numpy())), log
+
+    nnz_off, log_off = train(0.0)
+    nnz_on, log_on = train(1.0)
+    print("median non-zeros, flops weight 0 vs 1:", nnz_off, nnz_on)
+    assert nnz_on < 0.8 * nnz_off, (nnz_on, nnz_off)
+    assert all("flops" in r and "nnz_docs_median" in r for r in log_on)
+    assert log_on[-1]["flops_lambda"] == 1.0 and log_on[0]["flops_lambda"] == 0.25
+    assert "flops" in log_off[0] and log_off[0]["flops_lambda"] == 0.0

@@ -31,8 +31,9 @@ def evaluate_checkpoint(
     questions: Path,
     limit: int | None,
     max_length: int = DEFAULT_MAX_LENGTH,
+    prune_ratio: float = 0.0,
 ) -> dict:
-    cfg = export_bundle(ckpt, bundle, max_length=max_length)
+    cfg = export_bundle(ckpt, bundle, max_length=max_length, prune_ratio=prune_ratio)
     report = run_evaluation(
         sentences, questions, model_dir=bundle, baselines=[], limit=limit, latency_sample=20
     )
@@ -46,6 +47,7 @@ def evaluate_checkpoint(
         "median_nnz": row["median_nnz"],
         "n_questions": report["n_questions"],
         "max_length": max_length,
+        "prune_ratio": prune_ratio,
     }
 
 
@@ -63,6 +65,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_LENGTH,
         help="tokens of sentence + context in the exported bundles (default: %(default)s)",
     )
+    p.add_argument(
+        "--prune-ratio",
+        type=float,
+        default=0.0,
+        help="the exported bundles' prune_ratio: keep weights >= this x the sentence's max",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             args.questions,
             args.limit,
             args.max_length,
+            args.prune_ratio,
         )
         done.append(row)
         done.sort(key=lambda r: r["step"])

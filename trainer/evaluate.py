@@ -131,6 +131,29 @@ def encode_matrix(
     return matrix
 
 
+def prune_rows(matrix: sp.csr_matrix, ratio: float) -> sp.csr_matrix:
+    """Keep each row's entries >= ratio x that row's largest (the bundle's ``prune_ratio``,
+    applied to vectors already encoded: pruning at r after r0 <= r equals pruning at r)."""
+    if ratio <= 0 or matrix.nnz == 0:
+        return matrix
+    m = matrix.tocsr()
+    lengths = np.diff(m.indptr)
+    rows = np.repeat(np.arange(m.shape[0]), lengths)
+    row_max = np.zeros(m.shape[0], dtype=m.data.dtype)
+    nonempty = lengths > 0
+    row_max[nonempty] = np.maximum.reduceat(m.data, m.indptr[:-1][nonempty])
+    keep = (m.data > 0) & (m.data >= ratio * row_max[rows])
+    out = sp.csr_matrix(
+        (
+            m.data[keep],
+            m.indices[keep],
+            np.concatenate([[0], np.cumsum(np.bincount(rows[keep], minlength=m.shape[0]))]),
+        ),
+        shape=m.shape,
+    )
+    return out
+
+
 class SparcRetriever:
     """Scores = sentence matrix . question bag of ids; the same interface as the baselines.
 
@@ -150,6 +173,7 @@ class SparcRetriever:
         cache_dir: str | Path | None = DEFAULT_CACHE,
         idf: bool = False,
         matrix: sp.csr_matrix | None = None,
+        prune_ratio: float = 0.0,
     ):
         self.encoder = encoder
         self.use_idf = idf
@@ -179,6 +203,8 @@ class SparcRetriever:
                 tmp = self.cache_path.with_name(self.cache_path.stem + ".tmp.npz")
                 sp.save_npz(tmp, matrix)
                 tmp.replace(self.cache_path)
+        self.prune_ratio = prune_ratio
+        matrix = prune_rows(matrix, prune_ratio)
         self.matrix = matrix
         self.n = matrix.shape[0]
         self.median_nnz = float(np.median(np.diff(matrix.indptr))) if self.n else 0.0
@@ -463,6 +489,7 @@ def run_evaluation(
     hybrid: bool = False,
     threads: int | None = None,
     fusions: Sequence[str] | None = None,
+    prune_ratio: float = 0.0,
 ) -> dict:
     """Evaluate the requested systems; returns the report written as JSON by the command.
 
@@ -517,7 +544,12 @@ def run_evaluation(
                 else load_sparse_encoder(model_dir)
             )
         retriever = SparcRetriever(
-            encoder, texts, contexts_of(pool), bundle_dir=model_dir, cache_dir=cache_dir
+            encoder,
+            texts,
+            contexts_of(pool),
+            bundle_dir=model_dir,
+            cache_dir=cache_dir,
+            prune_ratio=prune_ratio,
         )
         index_s = time.perf_counter() - t0
         sparc_rows = [retriever] + ([retriever.with_idf()] if idf else [])
@@ -612,6 +644,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--threads", type=int, default=None, help="encoder threads (default: the engine's)")
     parser.add_argument(
+        "--prune-ratio",
+        type=float,
+        default=0.0,
+        help="also drop SPARC weights below this x the sentence's max (on top of the bundle's prune_ratio)",
+    )
+    parser.add_argument(
         "--query-tokens",
         choices=("bundle", "unique", "counts"),
         default="bundle",
@@ -656,8 +694,10 @@ def run(args: argparse.Namespace) -> int:
         hybrid=args.hybrid,
         threads=args.threads,
         fusions=_fusions(args.fusion),
+        prune_ratio=args.prune_ratio,
     )
     report["query_tokens"] = args.query_tokens
+    report["prune_ratio"] = args.prune_ratio
     print(format_table(report))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)

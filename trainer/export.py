@@ -119,6 +119,9 @@ def projection_nodes(path: Path) -> list[str]:
 
 
 def quantize(fp32: Path, int8: Path, exclude: list[str]) -> None:
+    from engine.offline import load_onnxruntime
+
+    load_onnxruntime()  # telemetry off before onnxruntime.quantization imports it
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(
@@ -165,8 +168,10 @@ def export_bundle(
     name: str = "sparc-tiny",
     version: str = "0.1.0",
     keep_fp32: bool = False,
+    prune_ratio: float = 0.0,
 ) -> dict:
-    """Write the bundle; returns its config. ``checkpoint=None`` exports the untrained base."""
+    """Write the bundle; returns its config. ``checkpoint=None`` exports the untrained base.
+    ``prune_ratio`` > 0: the engine keeps only weights >= that x the sentence's max."""
     t0 = time.time()
     if checkpoint is not None:
         model, state = load_model_from_checkpoint(checkpoint, base)
@@ -199,6 +204,7 @@ def export_bundle(
         "w": float(model.w.detach()),
         "exp_w": float(torch.exp(model.w.detach())),
         "top_k": top_k,
+        "prune_ratio": prune_ratio,
         "max_length": max_length,
         "pooling": pooling,
         "query_tokens": "unique",
@@ -227,6 +233,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", default="sparc-tiny")
     p.add_argument("--version", default="0.1.0")
     p.add_argument("--keep-fp32", action="store_true", help="also keep model.fp32.onnx in the bundle")
+    p.add_argument(
+        "--prune-ratio",
+        type=float,
+        default=0.0,
+        help="encode-time pruning: keep weights >= this x the sentence's max (then top-k); 0 = off",
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -239,6 +251,7 @@ def run(args: argparse.Namespace) -> None:
         args.name,
         args.version,
         args.keep_fp32,
+        args.prune_ratio,
     )
     print(json.dumps(cfg, indent=2))
 

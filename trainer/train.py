@@ -435,7 +435,7 @@ def train(args: argparse.Namespace) -> Path:
             rec = {
                 "step": step,
                 "epoch": round(step / per_epoch, 4),
-                "loss": round(float(loss), 5),
+                "loss": round(float(loss.detach()), 5),
                 "exp_w": round(float(torch.exp(model.w)), 4),
                 "nnz_question_vocab_median": nnz,
                 "question_vocab": len(vocab),
