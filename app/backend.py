@@ -39,6 +39,9 @@ class SearchResult:
     seconds: float
     hybrid: bool
     idf: bool
+    #: The engine's decision for the question as a whole (``engine.search.Answers``): False
+    #: when nothing indexed answers it and ``answers`` are only the closest matches.
+    answered: bool = True
 
 
 def _message(exc: BaseException) -> str:
@@ -181,7 +184,9 @@ class Backend(QObject):
                 return None  # superseded before it started
             t0 = time.perf_counter()
             answers = self.engine.ask(question, top=top, filters=filters, idf=idf, hybrid=hybrid)
-            return SearchResult(req, question, list(answers), time.perf_counter() - t0, hybrid, idf)
+            return SearchResult(
+                req, question, list(answers), time.perf_counter() - t0, hybrid, idf, answers.answered
+            )
 
         def done(result: SearchResult | None) -> None:
             if result is not None and result.request == self._latest_ask:

@@ -201,6 +201,16 @@ class MainWindow(QMainWindow):
         col.setContentsMargins(0, 0, 0, 0)
         col.setSpacing(0)
         col.addWidget(top)
+        # The engine's decision that nothing indexed answers the question: said above the
+        # closest matches, which stay listed (and marked as such) below it.
+        self.no_answer = QLabel()
+        self.no_answer.setObjectName("noAnswer")
+        self.no_answer.setWordWrap(True)
+        self.no_answer.setContentsMargins(12, 6, 12, 6)
+        self.no_answer.setStyleSheet("QLabel#noAnswer { background: palette(alternate-base); font-weight: 600; }")
+        self.no_answer.hide()
+        self.stack.currentChanged.connect(lambda _i: self.no_answer.setVisible(self._no_answer_shown()))
+        col.addWidget(self.no_answer)
         col.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
 
@@ -433,6 +443,10 @@ class MainWindow(QMainWindow):
 
     # ================================================================== pages
 
+    def _no_answer_shown(self) -> bool:
+        r = self.last_result
+        return bool(r and r.answers and not r.answered and self.stack.currentWidget() is self.results)
+
     def _sync_preview(self) -> None:
         """The preview shows beside results only (and when the user wants it)."""
         self.preview.setVisible(self.act_preview.isChecked() and self.stack.currentWidget() is self.results)
@@ -585,13 +599,16 @@ class MainWindow(QMainWindow):
             self.show_message("No answers found", hint + ".")
             self.statusBar().showMessage(f"No answers{where} · {result.seconds * 1000:.0f} ms")
             return
+        self.no_answer.setText(
+            "Nothing in your files answers this question. The closest matches are below."
+        )
         self.stack.setCurrentWidget(self.results)
+        self.no_answer.setVisible(self._no_answer_shown())
         self.results.setCurrentIndex(self.model.index(0, 0))
         self.results.scrollToTop()
         n = len(answers)
-        self.statusBar().showMessage(
-            f"{n} document{'s' if n != 1 else ''}{where} · {result.seconds * 1000:.0f} ms · {mode}"
-        )
+        found = f"{n} document{'s' if n != 1 else ''}" if result.answered else f"No answer · {n} closest matches"
+        self.statusBar().showMessage(f"{found}{where} · {result.seconds * 1000:.0f} ms · {mode}")
 
     def _search_failed(self, _req: int, message: str) -> None:
         self._searching = False

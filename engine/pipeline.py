@@ -425,10 +425,12 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     if records or header:
         # A message's header lines are sentences too, so a question about a person finds
         # the messages they sent or received and can be answered by the line itself
-        # ("From: Ann Lee <ann.lee@x.org>"); each is encoded with the other lines as context.
+        # ("From: Ann Lee <ann.lee@x.org>"). Each is encoded alone: the model pools over the
+        # context's positions too, so the other lines as context would give every line the
+        # names of all the others.
         for name, line in header:
             sentences.append(line)
-            contexts.append(" ".join(x for n, x in header if n != name))
+            contexts.append("")
             records.append(
                 SentenceRecord(
                     doc_key=doc.key,

@@ -455,7 +455,21 @@ DOC_WEIGHT = 1.0
 #: share of the question's terms (calibrated in docs/product.md).
 ANSWER_COVERAGE = 0.5
 
+#: Words that say what kind of answer a question wants rather than what it is about ("What
+#: is the e-mail address of ...", "Who sent the message ...", "Find the value ..."): a
+#: document need not contain them to answer, so the no-answer decision leaves them out.
+QUESTION_FRAME = frozenset(
+    """email e mail address addresses message messages sent send sender wrote write written
+    name named called date day year time say said tell told mention mentioned find know
+    many much number please give show list q""".split()
+)
+
 _SENTENCE_END = re.compile(r"[.!?;:…)\]\"'»”’]\s*$")
+
+
+def content_words(question: str) -> str:
+    """The words of a question that say what it is about (stopwords and ``QUESTION_FRAME`` out)."""
+    return " ".join(w for w in _WORD.findall(question) if w.lower() not in STOPWORDS | QUESTION_FRAME)
 
 
 def is_heading(text: str) -> bool:
@@ -612,7 +626,7 @@ def ask(
             )
         )
     if answers:
-        answers.coverage, n_terms = index.coverage(question, answers[0].doc_key)
+        answers.coverage, n_terms = index.coverage(content_words(question), answers[0].doc_key)
         if n_terms == 0:  # the document index has no terms for it: the question is only stopwords
             answers.coverage = 1.0 if answers[0].best.score > 0 else 0.0
         answers.answered = answers.coverage >= ANSWER_COVERAGE

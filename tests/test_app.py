@@ -517,3 +517,16 @@ def test_large_enough_first_indexing_adapts_automatically(qtbot, open_window, tm
     assert window.act_restore.isEnabled() or window.model_state.get("previous")
     qtbot.wait(500)
     assert len(finished) == 2  # once: an adapted home is not adapted again
+
+
+def test_window_says_when_nothing_answers_and_keeps_the_closest_matches(qtbot, open_window, sample_home):
+    """The engine's no-answer decision is shown above the closest matches (the same decision
+    as ``sparcdesk ask --json``'s ``answered``), and goes away with a question that is answered."""
+    window = open_window(sample_home.home, hybrid=None, idf=None)
+    result = type_question(qtbot, window, "xyzzyq")
+    assert not result.answered and result.answers
+    assert window.no_answer.isVisible() and "Nothing in your files answers" in window.no_answer.text()
+    assert window.stack.currentWidget() is window.results and window.model.rowCount() > 0
+    assert "No answer" in window.statusBar().currentMessage()
+    result = type_question(qtbot, window, FIRST_RANKED[0])
+    assert result.answered and not window.no_answer.isVisible()

@@ -1,0 +1,136 @@
+"""What a user judges the answers by (issue 12), on real files indexed with the shipped model:
+a person's address found from a header, evidence spread over a message counts, a heading is
+not the answer when a sentence answers, and a question nothing answers is said to be so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from email.message import EmailMessage
+from email.utils import format_datetime
+from pathlib import Path
+
+import pytest
+from test_search import sample_home
+
+from engine.api import Engine
+from engine.cli import main as cli_main
+from engine.search import is_heading
+
+
+def write_eml(path: Path, sender: str, to: str, subject: str, body: str, day: int = 1) -> None:
+    import datetime as dt
+
+    msg = EmailMessage()
+    msg["From"] = sender
+    msg["To"] = to
+    msg["Subject"] = subject
+    msg["Date"] = format_datetime(dt.datetime(2001, 5, day, 9, 30, tzinfo=dt.timezone.utc))
+    msg["Message-ID"] = f"<{path.stem}@example.org>"
+    msg.set_content(body)
+    path.write_bytes(bytes(msg))
+
+
+@pytest.fixture(scope="module")
+def mail_engine(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("answers")
+    mail, docs = root / "mail", root / "docs"
+    mail.mkdir()
+    docs.mkdir()
+    # The address of Rosalind Okafor is only in a From header; the body never names her.
+    write_eml(
+        mail / "quarterly.eml",
+        "Rosalind Okafor <r.okafor@northwind-energy.com>",
+        "Trading Desk <desk@northwind-energy.com>",
+        "Quarterly hedging numbers",
+        "Attached are the hedging numbers for the quarter.\n\nThe gas book closed flat.\n",
+        day=2,
+    )
+    # Spread evidence: the glacier survey message says four things about the trip, each in
+    # its own sentence; the other message mentions the glacier in one sentence only.
+    write_eml(
+        mail / "survey.eml",
+        "Pedro Alves <pedro.alves@example.org>",
+        "Field Team <team@example.org>",
+        "Plans for next month",
+        "The glacier survey starts on the ninth.\n\n"
+        "We drive the survey trucks up to the base camp below the ridge.\n\n"
+        "The glacier measurements take three weeks with the new radar.\n\n"
+        "Bring crampons for the survey; the ice is hard in the mornings.\n",
+        day=3,
+    )
+    write_eml(
+        mail / "canteen.eml",
+        "Canteen <canteen@example.org>",
+        "All Staff <staff@example.org>",
+        "Menu",
+        "Lunch on Friday is lentil soup, and the dessert is called glacier survey cake.\n\n"
+        "The canteen closes at three on Friday.\n",
+        day=4,
+    )
+    # A heading that repeats the question's words, over the sentence that answers it.
+    (docs / "holiday.md").write_text(
+        "# Cycling trip to the Alps\n\n"
+        "We spent a week on the bikes between Grenoble and Briancon.\n\n"
+        "The cycling trip to the Alps cost 1,450 euros in all, hotels included.\n\n"
+        "## Photos\n\nSome photos are in the shared folder.\n",
+        encoding="utf-8",
+    )
+    home = root / "home"
+    engine = Engine(home=home, threads=1)
+    engine.add_source(mail)
+    engine.add_source(docs)
+    engine.index()
+    yield engine
+    engine.close()
+
+
+def test_address_of_a_person_is_found_from_a_header(mail_engine: Engine) -> None:
+    answers = mail_engine.ask("What is the email address of Rosalind Okafor?")
+    assert answers.answered
+    top = answers[0]
+    assert top.kind == "email" and top.fields["subject"] == "Quarterly hedging numbers"
+    # The answer shown is the header line that holds the address.
+    assert top.best.field == "from"
+    assert "r.okafor@northwind-energy.com" in top.best.sentence
+    assert top.doc_start == -1
+
+
+def test_spread_evidence_outranks_a_single_matching_sentence(mail_engine: Engine) -> None:
+    answers = mail_engine.ask("glacier survey trip: radar, trucks and crampons")
+    keys = [Path(a.path).name for a in answers]
+    assert keys.index("survey.eml") < keys.index("canteen.eml")
+
+
+def test_heading_is_not_the_answer_when_a_sentence_answers(mail_engine: Engine) -> None:
+    answers = mail_engine.ask("How much did the cycling trip to the Alps cost?")
+    top = answers[0]
+    assert Path(top.path).name == "holiday.md"
+    assert "1,450 euros" in top.best.sentence
+    assert not is_heading(top.best.sentence)
+    assert is_heading("Cycling trip to the Alps") and is_heading("***") and is_heading("?")
+
+
+def test_nonsense_is_not_answered_but_closest_matches_stay(mail_engine: Engine) -> None:
+    answers = mail_engine.ask("xyzzyq")
+    assert not answers.answered
+    real = mail_engine.ask("When does the glacier survey start?")
+    assert real.answered and Path(real[0].path).name == "survey.eml"
+
+
+def test_cli_json_says_answered_false_for_nonsense_over_the_samples() -> None:
+    home = sample_home()
+    for question, expected in (("xyzzyq", False), ("What was the Norman religion?", True)):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = cli_main(["ask", "--home", str(home), "--json", question])
+        assert code == 0
+        data = json.loads(out.getvalue())
+        assert data["answered"] is expected, (question, data["answered"])
+        assert data["answers"], "closest matches are still listed"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main(["ask", "--home", str(home), "xyzzyq"]) == 0
+    assert "Nothing in your files answers this question" in out.getvalue()
