@@ -459,9 +459,12 @@ ANSWER_COVERAGE = 0.5
 #: is the e-mail address of ...", "Who sent the message ...", "Find the value ..."): a
 #: document need not contain them to answer, so the no-answer decision leaves them out.
 QUESTION_FRAME = frozenset(
-    """email e mail address addresses message messages sent send sender wrote write written
-    name named called date day year time say said tell told mention mentioned find know
-    many much number please give show list q""".split()
+    {
+        "email", "e", "mail", "address", "addresses", "message", "messages", "sent", "send", "sender",
+        "wrote", "write", "written", "name", "named", "called", "date", "day", "year", "time", "say",
+        "said", "tell", "told", "mention", "mentioned", "find", "know", "many", "much", "number",
+        "please", "give", "show", "list", "q",
+    }
 )
 
 _SENTENCE_END = re.compile(r"[.!?;:…)\]\"'»”’]\s*$")
