@@ -28,7 +28,8 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,9 @@ META_FILE = "sparcdesk-index.json"
 IDS_FILE = "sparcdesk-ids.json"
 TANTIVY_META = "meta.json"
 TEXT_ANALYZER = "sparc_en"
+#: A reader re-reads tantivy's commit and the column state for this long while they
+#: disagree (another process committing between the two reads; see ``_fresh_view``).
+VIEW_RETRY_S = 5.0
 #: Sentence-id sets of this many recent filters are kept per commit.
 FILTER_CACHE_SIZE = 32
 
@@ -244,6 +248,20 @@ def _tantivy_opstamp(path: Path) -> int:
     return int(json.loads((path / TANTIVY_META).read_text(encoding="utf-8"))["opstamp"])
 
 
+def _live_ids(schema: tantivy.Schema, searcher: tantivy.Searcher) -> Callable[[Sequence[int]], set[int]]:
+    """Which of some sentence ids the searcher's commit holds (probes of a pending column state)."""
+
+    def live(ids: Sequence[int]) -> set[int]:
+        wanted = sorted({int(i) for i in ids})
+        if not wanted:
+            return set()
+        q = tantivy.Query.term_set_query(schema, "sentence_id", wanted)
+        hits = searcher.search(q, len(wanted), count=False).hits
+        return {int(i) for i in searcher.fast_field_values("sentence_id", [a for _, a in hits])}
+
+    return live
+
+
 def _load(searcher: tantivy.Searcher, addr: Any) -> dict[str, Any]:
     """Stored fields of one hit as a flat dict (display fields, ``text``, ``sentence_id``)."""
     doc = searcher.doc(addr)
@@ -297,7 +315,10 @@ class SentenceIndex:
                     ) from e
                 raise
             try:
-                self._columns.recover(_tantivy_opstamp(path))
+                # Holding the writer lock, nothing commits meanwhile: tantivy's last commit
+                # is the searcher's, which checks a pending column state's probes.
+                self._index.reload()
+                self._columns.recover(_tantivy_opstamp(path), _live_ids(self._schema, self._index.searcher()))
             except ColumnStoreError as e:
                 self._writer = None
                 raise IndexFormatError(str(e)) from e
@@ -320,6 +341,7 @@ class SentenceIndex:
         model: Mapping[str, Any] | None = None,
         writer_heap: int = 128_000_000,
         writer_threads: int = 1,
+        records: str = "1",
     ) -> SentenceIndex:
         """Create a new empty index in ``path`` (which must not hold one) and open it for writing.
 
@@ -337,6 +359,7 @@ class SentenceIndex:
             "quantizer": quantizer.to_dict(),
             "vocab_size": VOCAB_SIZE,
             "model": dict(model or {}),
+            "records": records,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
         index = tantivy.Index(build_schema(), path=str(p), reuse=False)
@@ -388,6 +411,18 @@ class SentenceIndex:
     def writable(self) -> bool:
         """Whether this object holds the writer lock."""
         return self._writer is not None
+
+    @property
+    def records_version(self) -> str:
+        """What the indexer made of documents when it wrote this index (see
+        ``engine.pipeline.RECORDS_VERSION``); "1" for indexes from before it was recorded."""
+        return str(self._meta.get("records", "1"))
+
+    def set_records_version(self, version: str) -> None:
+        """Record that every document now has the records of ``version`` (after a full run)."""
+        self._w()
+        self._meta["records"] = version
+        _write_json_atomic(self.path / META_FILE, self._meta)
 
     @property
     def model(self) -> dict[str, Any]:
@@ -531,16 +566,33 @@ class SentenceIndex:
     # ---- reading
 
     def _fresh_view(self, previous: _View | None) -> _View:
-        """A searcher and the column state of the same tantivy commit. The opstamp is read
-        before and after reloading the searcher; a commit by another process in between is
-        retried, so the two stores are never paired across commits."""
-        for _ in range(20):
-            before = _tantivy_opstamp(self.path)
-            self._index.reload()
-            searcher = self._index.searcher()
-            if _tantivy_opstamp(self.path) == before:
+        """A searcher and the column state of the same tantivy commit.
+
+        Another process may commit or merge at any instant (the window reads while its
+        indexing child commits). The opstamp is read before and after reloading the
+        searcher, then the column state of that opstamp is loaded under the readers' lock
+        (:mod:`engine.columns`: no file it names is deleted meanwhile). A commit landing
+        between these reads shows as a changed opstamp or a manifest of another commit; the
+        whole read is then done again (each try takes milliseconds, commits come seconds
+        apart), for up to ``VIEW_RETRY_S``. Only a store that stays inconsistent raises."""
+        deadline = time.monotonic() + VIEW_RETRY_S
+        delay = 0.001
+        while True:
+            try:
+                before = _tantivy_opstamp(self.path)
+                self._index.reload()
+                searcher = self._index.searcher()
+                if _tantivy_opstamp(self.path) != before:
+                    continue  # a commit in between: read again at once
+                columns = self._columns.view(
+                    before, previous.columns if previous else None, _live_ids(self._schema, searcher)
+                )
                 break
-        columns = self._columns.view(before, previous.columns if previous else None)
+            except (ColumnStoreError, FileNotFoundError, ValueError):
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(2 * delay, 0.05)
         if previous is not None and columns is previous.columns:
             return _View(searcher, columns, previous.filters)
         return _View(searcher, columns)
@@ -556,7 +608,9 @@ class SentenceIndex:
     def clear_caches(self) -> None:
         """Forget cached filter matches and document frequencies (the benchmark's cold case)."""
         v = self._view
-        self._view = _View(v.searcher, self._columns.view(v.columns.state.opstamp))
+        self._view = _View(
+            v.searcher, self._columns.view(v.columns.state.opstamp, live=_live_ids(self._schema, v.searcher))
+        )
 
     @property
     def num_sentences(self) -> int:

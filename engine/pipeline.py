@@ -595,6 +595,7 @@ class Indexer:
     # ---- state
 
     def _reset(self) -> None:
+        self._upgrading = False
         self._buffer: list[_Pending] = []
         self._deletes: list[str] = []
         self._wholes: list[DocumentText] = []
@@ -702,7 +703,7 @@ class Indexer:
             "bundle": str(enc.bundle_dir),
         }
         try:
-            self.index = SentenceIndex.create(path, quantizer, model=model)
+            self.index = SentenceIndex.create(path, quantizer, model=model, records=RECORDS_VERSION)
         except FileExistsError:
             self.index = SentenceIndex.open(path, writable=True)
         return self.index
@@ -746,7 +747,7 @@ class Indexer:
         todo = set(changes.to_index)
         for path in changes.unchanged:
             st = known.get(path)
-            if st is not None and st.status == "ok" and (st.generation != gen or path in redo):
+            if st is not None and st.status == "ok" and (st.generation != gen or path in redo or self._upgrading):
                 todo.add(path)
         stats = {p: (s, m) for p, s, m in units}
         jobs = []
@@ -781,6 +782,11 @@ class Indexer:
         self._reset()
         self.generation = self.open_generation(model)
         self._open_index()
+        # An index written before the current records (e.g. without e-mail header lines or
+        # whole documents): every unit is re-read; documents whose records did not change
+        # keep their vectors and only gain what is new (no re-encoding).
+        self._upgrading = self.index is not None and self.index.records_version != RECORDS_VERSION
+        full = {t.source.id for t in targets if t.subtree is None} >= {s.id for s in self.catalog.sources()}
         producer: threading.Thread | None = None
         stop = threading.Event()
         try:
@@ -827,6 +833,8 @@ class Indexer:
                 self._report()
             self._flush()
             self._commit()
+            if self._upgrading and full and self.index is not None:
+                self.index.set_records_version(RECORDS_VERSION)
             self._phase = "done"
             if activate and self.generation is not None and self.generation.status != "active":
                 self._activate()
@@ -887,6 +895,8 @@ class Indexer:
         if note:  # fallback decoding, empty file, skipped PDF pages: worth showing in status
             job.reasons.append(note if doc.key == job.path else f"{doc.key}: {note}")
         if job.keep and job.digests.get(doc.key) == prepared.digest:
+            if self._upgrading and prepared.whole is not None:
+                self._wholes.append(prepared.whole)
             n = job.kept_docs.get(doc.key, 0)
             job.docs.append(DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, n))
             job.sentences += n

@@ -6,8 +6,10 @@ not the answer when a sentence answers, and a question nothing answers is said t
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import io
 import json
+import shutil
 from email.message import EmailMessage
 from email.utils import format_datetime
 from pathlib import Path
@@ -15,14 +17,15 @@ from pathlib import Path
 import pytest
 from test_search import sample_home
 
+import engine.pipeline as pipeline
 from engine.api import Engine
+from engine.catalog import Catalog
 from engine.cli import main as cli_main
+from engine.index import SentenceIndex
 from engine.search import is_heading
 
 
 def write_eml(path: Path, sender: str, to: str, subject: str, body: str, day: int = 1) -> None:
-    import datetime as dt
-
     msg = EmailMessage()
     msg["From"] = sender
     msg["To"] = to
@@ -134,3 +137,45 @@ def test_cli_json_says_answered_false_for_nonsense_over_the_samples() -> None:
     with contextlib.redirect_stdout(out):
         assert cli_main(["ask", "--home", str(home), "xyzzyq"]) == 0
     assert "Nothing in your files answers this question" in out.getvalue()
+
+
+def test_an_index_from_before_header_lines_and_whole_documents_is_upgraded(tmp_path, monkeypatch) -> None:
+    """An index written without e-mail header lines and whole documents (records "1") gains
+    both on the next run over its sources: messages are re-encoded, other documents keep
+    their sentences and only gain their whole-document record."""
+    src = tmp_path / "src"
+    src.mkdir()
+    write_eml(
+        src / "note.eml",
+        "Rosalind Okafor <r.okafor@northwind-energy.com>",
+        "Desk <desk@northwind-energy.com>",
+        "Hedging",
+        "The gas book closed flat this quarter.\n",
+    )
+    (src / "plain.txt").write_text("The lighthouse keeper logs every passing ship by name.\n", encoding="utf-8")
+    home = tmp_path / "home"
+    with monkeypatch.context() as m:  # the indexer as it was: no header lines, records "1"
+        m.setattr(pipeline, "mail_header_lines", lambda fields: [])
+        m.setattr(pipeline, "RECORDS_VERSION", "1")
+        with Engine(home=home, threads=1) as e:
+            e.add_source(src)
+            e.index()
+    cat = Catalog(home / "catalog.sqlite")
+    index_dir = Path(cat.active_generation().index_dir)
+    cat.close()
+    shutil.rmtree(index_dir / "docs")  # no whole-document index either
+    with SentenceIndex.open(index_dir) as ix:
+        assert ix.records_version == "1" and ix.num_documents == 0
+        plain_ids = ix.document_sentence_ids(str(src / "plain.txt"))
+
+    with Engine(home=home, threads=1) as e:
+        before = e.ask("What is the email address of Rosalind Okafor?")
+        assert not any(h.field for a in before for h in (a.best, *a.others))
+        e.index()
+        after = e.ask("What is the email address of Rosalind Okafor?")
+        assert after[0].best.field == "from" and "r.okafor@northwind-energy.com" in after[0].best.sentence
+    with SentenceIndex.open(index_dir) as ix:
+        assert ix.records_version == pipeline.RECORDS_VERSION
+        assert ix.num_documents == 2
+        assert [k for k, _ in ix.bm25_documents("lighthouse keeper")] == [str(src / "plain.txt")]
+        assert ix.document_sentence_ids(str(src / "plain.txt")) == plain_ids  # not re-encoded
