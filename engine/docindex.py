@@ -44,6 +44,13 @@ class DocumentText:
     date: int | None = None
     sender: str = ""
     mailbox: str = ""
+    #: Header text searched by field (``from:``, ``to:``, ``subject:`` in the query syntax):
+    #: names and addresses as written in the message.
+    from_text: str = ""
+    to_text: str = ""
+    subject: str = ""
+    #: The file name, so a document is found by its name.
+    name: str = ""
 
 
 def build_schema(analyzer: str) -> tantivy.Schema:
@@ -51,7 +58,10 @@ def build_schema(analyzer: str) -> tantivy.Schema:
     under the same names, so one filter query serves both indexes."""
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("doc_key", stored=True, tokenizer_name="raw", index_option="basic")
-    sb.add_text_field("body", stored=False, tokenizer_name=analyzer, index_option="freq")
+    # positions: "quoted phrases" of the query syntax are phrase queries on the body
+    sb.add_text_field("body", stored=False, tokenizer_name=analyzer, index_option="position")
+    for name in ("from", "to", "subject", "name"):
+        sb.add_text_field(name, stored=False, tokenizer_name=analyzer, index_option="position")
     sb.add_text_field("folder", tokenizer_name="raw", index_option="basic")
     sb.add_text_field("kind", tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("date", indexed=True, fast=True)
@@ -128,6 +138,9 @@ class DocumentIndex:
                 doc.add_text("sender", d.sender.strip().lower())
             if d.mailbox:
                 doc.add_text("mailbox", d.mailbox.strip().lower())
+            for name, value in (("from", d.from_text), ("to", d.to_text), ("subject", d.subject), ("name", d.name)):
+                if value:
+                    doc.add_text(name, value)
             self._writer.add_document(doc)
             self._pending = True
 

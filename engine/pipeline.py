@@ -460,6 +460,10 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             date=date,
             sender=sender,
             mailbox=origin.get("mailbox", ""),
+            from_text=origin.get("from", ""),
+            to_text=" ".join(x for x in (origin.get("to", ""), origin.get("cc", "")) if x),
+            subject=origin.get("subject", ""),
+            name=Path(doc.path).name if doc.path and doc.kind != "email" else "",
         )
     return PreparedDoc(doc, document_digest(doc), sentences, contexts, records, whole)
 
