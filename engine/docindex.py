@@ -124,7 +124,7 @@ class DocumentIndex:
         """Add documents, replacing any earlier record of the same key (visible after :meth:`commit`)."""
         assert self._writer is not None, "document index opened read-only"
         for d in docs:
-            self._writer.delete_documents_by_term("doc_key", d.doc_key)
+            self._writer.delete_documents_by_term("doc_key", to_store(d.doc_key))
             doc = tantivy.Document()
             doc.add_text("doc_key", to_store(d.doc_key))  # file names that are not UTF-8
             doc.add_text("body", display(d.body[:MAX_BODY_CHARS]))  # its title may be such a name
