@@ -140,7 +140,7 @@ class DocumentIndex:
                 doc.add_text("mailbox", d.mailbox.strip().lower())
             for name, value in (("from", d.from_text), ("to", d.to_text), ("subject", d.subject), ("name", d.name)):
                 if value:
-                    doc.add_text(name, value)
+                    doc.add_text(name, display(value))
             self._writer.add_document(doc)
             self._pending = True
 
