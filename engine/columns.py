@@ -26,8 +26,24 @@ first, then ``pending.json`` (the next state, with the tantivy opstamp it builds
 tantivy commits, then ``manifest.json`` (the state and the tantivy opstamp it matches)
 replaces the old one. On open, the state whose opstamp matches tantivy's last commit is
 used: the manifest, or the pending state when tantivy committed but the process died before
-the manifest was written. Files named by neither are orphans of a crash; the writer
-removes them. Scores use the integer arithmetic of :mod:`engine.quantize` (int32 sums of
+the manifest was written. The pending state is taken only when tantivy's last commit is
+its commit: tantivy's opstamp advances with every operation, so "tantivy moved on" alone
+proves nothing, and ``pending.json`` names probes (the last sentence id it adds, a few it
+deletes) that the caller checks against tantivy's searcher (:func:`committed_state`).
+Files named by neither are orphans of a crash; the writer removes them.
+
+Readers in other processes. A reader pairs tantivy's commit with the column state of the
+same opstamp, reading the manifest (or pending state) and memory-mapping its files under a
+shared ``flock`` on ``readers.lock``; the writer deletes superseded files (after a commit,
+a merge, or on recovery) only under the exclusive lock, taken without waiting: when a reader
+holds it, deletion is left to the next commit. So a file a reader is loading is never
+deleted under it, and once mapped it stays readable after deletion (POSIX). A reader that
+reads tantivy's opstamp just before a commit and the manifest just after sees a mismatch
+and reads both again (:meth:`engine.index.SentenceIndex.reload`); it never waits on the
+writer beyond one deletion. Without ``flock`` (Windows) mapped files cannot be deleted
+anyway, and the reader's retry covers the instant between reading the manifest and opening.
+
+Scores use the integer arithmetic of :mod:`engine.quantize` (int32 sums of
 ``multiplier * level``, exact below 2**24), so they equal the oracle's bit for bit.
 """
 
@@ -38,16 +54,25 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+try:
+    import fcntl
+except ImportError:  # Windows: see the module docstring
+    fcntl = None  # type: ignore[assignment]
+
 COLUMNS_DIR = "columns"
 MANIFEST = "manifest.json"
 PENDING = "pending.json"
+#: Readers hold a shared flock on it while they load a state; deleting files needs it exclusive.
+READERS_LOCK = "readers.lock"
+#: Deleted sentence ids a pending state names as probes of its commit.
+PROBES = 8
 #: A token is stored as a dense column when at least 1/DENSE_FRACTION of a segment's rows
 #: have it (a sparse posting costs 5 bytes and ~5 ns to add, a dense row 1 byte and ~0.3 ns).
 DENSE_FRACTION = 8
@@ -110,6 +135,29 @@ def _read_json(path: Path) -> dict[str, Any] | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
+
+
+@contextlib.contextmanager
+def _readers_lock(root: Path, exclusive: bool) -> Iterator[bool]:
+    """Shared (a reader loading a state: waits for a deletion in progress) or exclusive
+    without waiting (the writer deleting files); yields whether the lock is held."""
+    if fcntl is None:
+        yield not exclusive
+        return
+    try:
+        fd = os.open(root / READERS_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:  # e.g. a read-only copy: nobody deletes there
+        yield not exclusive
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB if exclusive else fcntl.LOCK_SH)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # releases the lock
 
 
 # ----------------------------------------------------------------------------- segments
@@ -330,9 +378,18 @@ class State:
         return cls(int(d["opstamp"]), segs, int(d.get("next_seq", 0)))
 
 
-def committed_state(root: Path, opstamp: int) -> tuple[State, bool]:
+#: ``live(ids)``: the subset of ``ids`` that tantivy's last commit holds.
+LiveIds = Callable[[Sequence[int]], set[int]]
+
+
+def committed_state(root: Path, opstamp: int, live: LiveIds | None = None) -> tuple[State, bool]:
     """The state matching tantivy's last commit ``opstamp``, and whether it is the pending
-    one (tantivy committed it, the manifest was not yet rewritten)."""
+    one (tantivy committed it, the manifest was not yet rewritten).
+
+    The pending state is taken only when its probes say tantivy's commit is its own: the
+    sentence id it adds last is live and the ids it deletes are gone (``live`` asks
+    tantivy; a pending state without probes changes no content). Otherwise, or when the
+    manifest is of another commit, ``ColumnStoreError`` (a reader reads both again)."""
     manifest = _read_json(root / MANIFEST)
     if manifest is None:
         raise ColumnStoreError(f"no column manifest in {root}")
@@ -341,7 +398,19 @@ def committed_state(root: Path, opstamp: int) -> tuple[State, bool]:
         return state, False
     pending = _read_json(root / PENDING)
     if pending is not None and int(pending.get("base_opstamp", -1)) == state.opstamp:
-        return State.from_dict({**pending, "opstamp": opstamp}), True
+        if "probe_adds" not in pending:  # written before probes existed: taken as it was then
+            return State.from_dict({**pending, "opstamp": opstamp}), True
+        adds = [int(i) for i in pending["probe_adds"]]
+        dels = [int(i) for i in pending.get("probe_deletes", [])]
+        if (adds or dels) and live is None:
+            raise ColumnStoreError(f"pending column state in {root} cannot be matched to tantivy's commit")
+        found = live(adds + dels) if live is not None and (adds or dels) else set()
+        if all(i in found for i in adds) and not any(i in found for i in dels):
+            return State.from_dict({**pending, "opstamp": opstamp}), True
+        raise ColumnStoreError(
+            f"pending column state in {root} is not tantivy's commit {opstamp} (a writer died before"
+            f" committing it); the column store is at opstamp {state.opstamp}"
+        )
     raise ColumnStoreError(
         f"column store in {root} is at tantivy opstamp {state.opstamp}, the index at {opstamp}"
     )
@@ -442,18 +511,23 @@ class ColumnStore:
         _write_json_atomic(store.root / MANIFEST, State(opstamp, (), 0).to_dict())
         return store
 
-    def view(self, opstamp: int, previous: ColumnView | None = None) -> ColumnView:
-        """The segments of the state that matches tantivy's commit ``opstamp``."""
-        state, _ = committed_state(self.root, opstamp)
-        if previous is not None and previous.state == state:
-            return previous
-        return ColumnView(self.root, state, {s.name: s for s in previous.segments} if previous else None)
+    def view(
+        self, opstamp: int, previous: ColumnView | None = None, live: LiveIds | None = None
+    ) -> ColumnView:
+        """The segments of the state that matches tantivy's commit ``opstamp`` (``live``:
+        see :func:`committed_state`), loaded under the readers' lock so that no file of it
+        is deleted meanwhile."""
+        with _readers_lock(self.root, exclusive=False):
+            state, _ = committed_state(self.root, opstamp, live)
+            if previous is not None and previous.state == state:
+                return previous
+            return ColumnView(self.root, state, {s.name: s for s in previous.segments} if previous else None)
 
     # ---- writer side
 
-    def recover(self, opstamp: int) -> None:
+    def recover(self, opstamp: int, live: LiveIds | None = None) -> None:
         """Writer on open: make the manifest match tantivy's commit and drop crash orphans."""
-        state, pending = committed_state(self.root, opstamp)
+        state, pending = committed_state(self.root, opstamp, live)
         if pending:
             _write_json_atomic(self.root / MANIFEST, state.to_dict())
         with contextlib.suppress(FileNotFoundError):
@@ -461,17 +535,22 @@ class ColumnStore:
         self.collect_garbage(state)
 
     def collect_garbage(self, state: State) -> None:
-        """Remove files no state names (best effort: a reader on Windows may hold one open)."""
+        """Remove files no state names, unless a reader is loading a state right now (then
+        the next commit removes them; see the module docstring). Best effort: a reader on
+        Windows may hold one open."""
         keep = {n for n, _ in state.segments} | {d for _, d in state.segments if d}
-        keep |= {MANIFEST}
-        for p in self.root.iterdir():
-            if p.name in keep:
-                continue
-            with contextlib.suppress(OSError):
-                if p.is_dir():
-                    shutil.rmtree(p)
-                else:
-                    p.unlink()
+        keep |= {MANIFEST, READERS_LOCK}
+        with _readers_lock(self.root, exclusive=True) as held:
+            if not held:
+                return
+            for p in self.root.iterdir():
+                if p.name in keep:
+                    continue
+                with contextlib.suppress(OSError):
+                    if p.is_dir():
+                        shutil.rmtree(p)
+                    else:
+                        p.unlink()
 
     @property
     def buffered(self) -> int:
@@ -509,11 +588,13 @@ class ColumnStore:
         state = current.state
         seq = state.next_seq
         segments = list(state.segments)
+        probe_deletes: list[int] = []
         if self._dead:
             dead = np.fromiter(self._dead, dtype=np.int64)
             for i, seg in enumerate(current.segments):
                 rows = seg.rows_of(dead)
                 if rows.size:
+                    probe_deletes += np.asarray(seg.sids[rows[:PROBES]]).tolist()
                     name = f"del-{seq:08d}.npy"
                     seq += 1
                     _save(self.root / name, np.union1d(seg.deleted, rows).astype(np.int32))
@@ -535,7 +616,16 @@ class ColumnStore:
             segments.append((name, None))
         _fsync_dir(self.root)
         nxt = State(state.opstamp, tuple(segments), seq)
-        _write_json_atomic(self.root / PENDING, {**nxt.to_dict(), "base_opstamp": state.opstamp})
+        probe_adds = [max(int(self._sids[i][0]) for i in live)] if live else []
+        _write_json_atomic(
+            self.root / PENDING,
+            {
+                **nxt.to_dict(),
+                "base_opstamp": state.opstamp,
+                "probe_adds": probe_adds,
+                "probe_deletes": probe_deletes[:PROBES],
+            },
+        )
         self._prepared = nxt
 
     def finish(self, opstamp: int) -> State:

@@ -1,0 +1,183 @@
+"""Readers against a writer in another process, and crash recovery by killing real processes
+(issue 14): a search never fails because another process committed or merged; a commit's
+pending column state is used only when tantivy's last commit is that commit; an index
+being created is either absent or complete, whenever its creator dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.synthetic import sample_questions
+from engine import columns, index
+from engine.index import IndexFormatError, SentenceIndex
+from tests.test_columns import QUANT, _batch, _records
+
+REPO = Path(__file__).resolve().parents[1]
+#: How long the reader asks while the writer indexes and merges.
+CONCURRENT_S = float(os.environ.get("SPARCDESK_CONCURRENT_S", "60"))
+
+# A writer that commits as fast as it can, deletes older batches (so segments are compacted)
+# and merges after nearly every commit (tiny merge thresholds), printing each commit.
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from engine import columns
+    from engine.index import SentenceIndex
+    from tests.test_columns import _batch, _records
+    columns.MAX_SEGMENTS = 3
+    columns.MERGE_WIDTH = 3
+    idx = SentenceIndex.open(sys.argv[1], writable=True)
+    i = int(sys.argv[2])
+    while True:
+        idx.add(_records(i), _batch(i))
+        for d in range(4):
+            idx.delete_document(f"b{i - 3}-d{d}")
+        idx.commit()
+        print(i, flush=True)
+        i += 1
+    """
+)
+
+
+def _spawn(code: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+def test_reader_never_fails_while_another_process_indexes_and_merges(tmp_path: Path) -> None:
+    path = tmp_path / "ix"
+    w = SentenceIndex.create(path, QUANT)
+    w.add(_records(0), _batch(0))
+    w.commit()
+    w.close()
+    writer = _spawn(WRITER, str(path), "1")
+    try:
+        assert writer.stdout is not None
+        assert writer.stdout.readline(), "the writer made no commit"  # wait for its first commit
+        queries = sample_questions(_batch(0) + _batch(1), 8, seed=7)
+        reader = SentenceIndex.open(path)
+        failures: list[str] = []
+        reads = opens = 0
+        stamps: set[int] = set()
+        t_end = time.monotonic() + CONCURRENT_S
+        while time.monotonic() < t_end:
+            try:
+                if reads % 25 == 0:  # a fresh reader now and then: opening must not fail either
+                    reader.close()
+                    reader = SentenceIndex.open(path)
+                    opens += 1
+                else:
+                    reader.reload()
+                view = reader._view
+                # The pair is one commit: tantivy's live sentences are the columns' live rows.
+                if view.searcher.num_docs != view.columns.num_live:
+                    failures.append(
+                        f"paired across commits: {view.searcher.num_docs} != {view.columns.num_live}"
+                    )
+                reader.search(queries[reads % len(queries)], 10, idf=True)
+                stamps.add(view.columns.state.opstamp)
+            except Exception as exc:  # every failed read is recorded, none may happen
+                failures.append(f"{type(exc).__name__}: {exc}")
+            reads += 1
+        assert writer.poll() is None, writer.stderr.read() if writer.stderr else ""
+    finally:
+        writer.kill()
+        writer.wait(timeout=30)
+    commits = sum(1 for _ in writer.stdout) if writer.stdout else 0
+    assert not failures, f"{len(failures)} of {reads} reads failed, first: {failures[:3]}"
+    assert len(stamps) > 50 and opens > 10, (len(stamps), opens, commits)
+    # Deletion deferred while a reader loads is done by a later commit: no pile-up.
+    assert len(list((path / columns.COLUMNS_DIR).iterdir())) < 40
+
+
+def test_pending_state_is_used_only_for_its_own_commit(tmp_path: Path, monkeypatch) -> None:
+    """A writer killed after writing its pending column state but before tantivy committed
+    leaves a stale ``pending.json``; a later tantivy commit made without it (here by a bare
+    tantivy writer: stamps advance with every operation, so "tantivy moved on" proves
+    nothing) must not make readers take the stale state, which names sentences tantivy
+    never committed (the old check took it)."""
+    path = tmp_path / "ix"
+    w = SentenceIndex.create(path, QUANT)
+    w.add(_records(0), _batch(0))
+    w.commit()
+    w.close()
+    killed_after_prepare = textwrap.dedent(
+        """
+        import os, signal, sys
+        from engine.index import SentenceIndex
+        from tests.test_columns import _batch, _records
+        idx = SentenceIndex.open(sys.argv[1], writable=True)
+        idx.add(_records(1), _batch(1))
+        idx.delete_document("b0-d0")
+        idx._columns.prepare(idx._view.columns)  # what commit() does before tantivy commits
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    proc = _spawn(killed_after_prepare, str(path))
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert (path / columns.COLUMNS_DIR / columns.PENDING).exists()
+    import tantivy
+
+    bare = tantivy.Index.open(str(path))
+    tw = bare.writer(15_000_000, 1)
+    tw.delete_documents_by_term("doc_key", "no-such-document")
+    tw.commit()
+    del tw, bare
+    # Neither state is tantivy's commit: readers and writers refuse, naming the cause,
+    # instead of answering with sentences tantivy never committed.
+    monkeypatch.setattr(index, "VIEW_RETRY_S", 0.2)
+    for writable in (False, True):
+        with pytest.raises(IndexFormatError, match="not tantivy's commit"):
+            SentenceIndex.open(path, writable=writable)
+
+
+def test_pending_state_of_a_commit_killed_before_its_manifest_is_used(tmp_path: Path) -> None:
+    """The other side: killed after tantivy committed, before the manifest: the pending
+    state is that commit's, readers and the next writer take it."""
+    path = tmp_path / "ix"
+    w = SentenceIndex.create(path, QUANT)
+    ids = w.add(_records(0), _batch(0))
+    w.commit()
+    w.close()
+    killed_before_manifest = textwrap.dedent(
+        """
+        import os, signal, sys
+        from engine import columns
+        from engine.index import SentenceIndex
+        from tests.test_columns import _batch, _records
+        def die(self, opstamp):
+            os.kill(os.getpid(), signal.SIGKILL)
+        columns.ColumnStore.finish = die
+        idx = SentenceIndex.open(sys.argv[1], writable=True)
+        idx.add(_records(1), _batch(1))
+        idx.delete_document("b0-d0")
+        idx.commit()
+        """
+    )
+    proc = _spawn(killed_before_manifest, str(path))
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert (path / columns.COLUMNS_DIR / columns.PENDING).exists()
+    expected = len(ids) - 10 + 40
+    reader = SentenceIndex.open(path)
+    assert reader.num_sentences == reader._view.columns.num_live == expected
+    reader.close()
+    w = SentenceIndex.open(path, writable=True)
+    assert w._view.columns.num_live == expected
+    assert not (path / columns.COLUMNS_DIR / columns.PENDING).exists()
+    w.close()
