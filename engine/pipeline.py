@@ -85,6 +85,7 @@ __all__ = [
     "Target",
     "TextStore",
     "allowed",
+    "fit_quantizer",
     "model_identity",
     "unit_for",
 ]
@@ -105,6 +106,14 @@ FLUSH_SENTENCES = 128
 QUANT_HEADROOM = 1.25
 #: At most this many per-part errors are kept in a file's ``last_error``.
 MAX_REASONS = 5
+
+
+def fit_quantizer(vectors: Sequence[SparseVector]) -> Quantizer:
+    """The quantiser a new index gets from its first encoded batch (the first
+    ``FLUSH_SENTENCES`` sentences of a run): the batch's largest weight x ``QUANT_HEADROOM``
+    maps to the top level. Public so that the evaluation builds its index the same way."""
+    weights = stack_weights(vectors)
+    return Quantizer.fit(weights, headroom=QUANT_HEADROOM) if weights.size else Quantizer(0.05)
 
 
 # --------------------------------------------------------------------------- progress
@@ -697,8 +706,7 @@ class Indexer:
             return self.index
         assert self.generation is not None
         path = Path(self.generation.index_dir)
-        weights = stack_weights(vectors)
-        quantizer = Quantizer.fit(weights, headroom=QUANT_HEADROOM) if weights.size else Quantizer(0.05)
+        quantizer = fit_quantizer(vectors)
         enc = self.encoder
         model = {
             "name": enc.config.name,

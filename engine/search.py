@@ -522,6 +522,29 @@ def _pick(items: list[tuple[float, dict[str, Any]]]) -> list[tuple[float, dict[s
     )
 
 
+def rank_sentences(
+    index: SentenceIndex,
+    qids: Sequence[int],
+    question: str,
+    idf: bool = False,
+    hybrid: bool = False,
+    fusion: str = DEFAULT_FUSION,
+    filters: Filters | None = None,
+    depth: int = RANK_DEPTH,
+) -> list[tuple[int, float]]:
+    """The sentence ranking ``ask`` groups into documents: ``(sentence_id, score)``, best
+    first. SPARC alone: the top ``depth`` by SPARC score (``idf``: question tokens weighted by
+    their IDF over the index). Hybrid: SPARC's and BM25's top ``HYBRID_DEPTH`` fused
+    (``fuse``), at most 2 x ``HYBRID_DEPTH`` sentences. The evaluation ranks pools with it."""
+    use_idf = True if idf else None
+    if hybrid:
+        sparc = index.search(qids, HYBRID_DEPTH, idf=use_idf, filters=filters) if qids else []
+        return fuse(sparc, index.bm25(question, HYBRID_DEPTH, filters=filters), fusion)
+    if not qids:
+        return []
+    return [(h.sentence_id, h.score) for h in index.search(qids, depth, idf=use_idf, filters=filters)]
+
+
 def ask(
     index: SentenceIndex,
     query: QueryEncoder,
@@ -553,15 +576,9 @@ def ask(
     terms = question_terms(question)
     use_idf = True if idf else None
     doc_scores: dict[str, float] = {}
+    ranked = rank_sentences(index, qids, question, idf=idf, hybrid=hybrid, fusion=fusion, filters=f)
     if hybrid:
-        sparc = index.search(qids, HYBRID_DEPTH, idf=use_idf, filters=f) if qids else []
-        bm = index.bm25(question, HYBRID_DEPTH, filters=f)
-        ranked = fuse(sparc, bm, fusion)
         doc_scores = dict(index.bm25_documents(question, DOC_DEPTH, filters=f))
-    else:
-        if not qids:
-            return Answers()
-        ranked = [(h.sentence_id, h.score) for h in index.search(qids, RANK_DEPTH, idf=use_idf, filters=f)]
     if not ranked and not doc_scores:
         return Answers()
 
