@@ -27,6 +27,7 @@ import datetime as _dt
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 import tantivy
 
-from engine.columns import ColumnStore, ColumnStoreError, ColumnView
+from engine.columns import ColumnStore, ColumnStoreError, ColumnView, _fsync_dir
 from engine.docindex import DocumentIndex, DocumentText
 from engine.paths import from_store, to_store
 from engine.quantize import Quantizer, QueryWeights, idf_weight, query_weights
@@ -121,7 +122,8 @@ class Filters:
     ``kinds``: any of these kinds. ``date_from``/``date_to``: inclusive, seconds since the
     epoch, datetimes or dates (a ``date_to`` date includes the whole day, UTC); sentences
     without a date are excluded by a date filter.
-    ``sender``/``mailbox``: exact, case-insensitive. ``doc_keys``: any of these documents.
+    ``sender``/``mailbox``: exact, case-insensitive. ``doc_keys``: any of these documents;
+    ``exclude_keys``: none of these.
     """
 
     folder: str | None = None
@@ -131,6 +133,7 @@ class Filters:
     sender: str | None = None
     mailbox: str | None = None
     doc_keys: Sequence[str] | None = None
+    exclude_keys: Sequence[str] | None = None
 
     def is_empty(self) -> bool:
         """True when no restriction is set."""
@@ -243,6 +246,31 @@ class _View:
     filters: dict[str, list[np.ndarray]] = field(default_factory=dict)
 
 
+#: What a creation interrupted before creation was atomic could leave (no commit yet).
+_UNFINISHED = frozenset({TANTIVY_META, ".managed.json", ".tantivy-meta.lock", ".tantivy-writer.lock", "columns"})
+
+
+def _clear_unfinished(path: Path) -> None:
+    """Before creating at ``path``: remove ``.creating`` folders of killed creators, and what
+    an older version's interrupted creation left at ``path`` itself (tantivy's files of an
+    index that never committed, without sparcdesk's metadata). Anything else stays and
+    makes creation fail with FileExistsError."""
+    for leftover in path.parent.glob(f".{path.name}.creating-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    try:
+        names = set(os.listdir(path))
+    except FileNotFoundError:
+        return
+    if not names:
+        return
+    if names <= _UNFINISHED and TANTIVY_META in names:
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            if json.loads((path / TANTIVY_META).read_text(encoding="utf-8")).get("segments") == []:
+                shutil.rmtree(path)
+                return
+    raise FileExistsError(f"an index already exists at {path} (or the folder is not empty)")
+
+
 def _tantivy_opstamp(path: Path) -> int:
     """Opstamp of tantivy's last commit, from its meta file (merges keep it)."""
     return int(json.loads((path / TANTIVY_META).read_text(encoding="utf-8"))["opstamp"])
@@ -330,6 +358,8 @@ class SentenceIndex:
         if self._writer is not None:
             self._next_id = max(self._stored_next_id(), self.max_sentence_id() + 1)
         self._docs = DocumentIndex.open(path, TEXT_ANALYZER, _text_analyzer(), self._writer is not None)
+        if self._docs is not None and self._writer is not None and self.num_sentences == 0:
+            self._docs.mark_complete()  # a new generation: every document it gets is recorded
 
     # ---- opening and closing
 
@@ -349,10 +379,10 @@ class SentenceIndex:
         new model means a new index, see the catalog's generations). ``model`` is recorded
         in the metadata for provenance.
         """
-        p = Path(path)
-        p.mkdir(parents=True, exist_ok=True)
-        if (p / META_FILE).exists() or tantivy.Index.exists(str(p)):
+        p = Path(os.path.abspath(path))
+        if (p / META_FILE).exists():
             raise FileExistsError(f"an index already exists at {p}")
+        _clear_unfinished(p)
         meta = {
             "format": FORMAT_VERSION,
             "layout": {"kind": "columns"},
@@ -362,9 +392,26 @@ class SentenceIndex:
             "records": records,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
-        index = tantivy.Index(build_schema(), path=str(p), reuse=False)
-        ColumnStore.create(p, _tantivy_opstamp(p))
-        _write_json_atomic(p / META_FILE, meta)
+        # Built whole in a hidden sibling folder, then renamed into place (the one atomic
+        # step): a creator killed at any point leaves no half-made index at ``path``, only
+        # a ``.creating`` folder that the next creation removes.
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.parent / f".{p.name}.creating-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        try:
+            tantivy.Index(build_schema(), path=str(tmp), reuse=False)  # reopened at its final path
+            ColumnStore.create(tmp, _tantivy_opstamp(tmp))
+            _write_json_atomic(tmp / META_FILE, meta)
+            _fsync_dir(tmp)
+            with contextlib.suppress(FileNotFoundError):
+                p.rmdir()  # an empty folder (made by the caller) is replaced
+            os.rename(tmp, p)
+            _fsync_dir(p.parent)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        index = tantivy.Index.open(str(p))
         return cls(p, index, meta, True, writer_heap, writer_threads)
 
     @classmethod
@@ -419,10 +466,18 @@ class SentenceIndex:
         return str(self._meta.get("records", "1"))
 
     def set_records_version(self, version: str) -> None:
-        """Record that every document now has the records of ``version`` (after a full run)."""
+        """Record that every document now has the records of ``version`` and its whole-
+        document record (after a full run)."""
         self._w()
         self._meta["records"] = version
         _write_json_atomic(self.path / META_FILE, self._meta)
+        if self._docs is not None:
+            self._docs.mark_complete()
+
+    @property
+    def documents_complete(self) -> bool:
+        """Whether the document index holds every document (see ``set_records_version``)."""
+        return self._docs is not None and self._docs.complete
 
     @property
     def model(self) -> dict[str, Any]:
@@ -684,6 +739,11 @@ class SentenceIndex:
                     tantivy.Query.range_query(s, "date", tantivy.FieldType.Integer, lo, hi),
                 )
             )
+        if filters.exclude_keys:
+            keys = [to_store(k) for k in filters.exclude_keys]
+            must.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(s, "doc_key", keys)))
+            if not any(o == tantivy.Occur.Must for o, _ in must):
+                must.append((tantivy.Occur.Must, tantivy.Query.all_query()))
         return tantivy.Query.const_score_query(tantivy.Query.boolean_query(must), 0.0)
 
     @staticmethod
@@ -786,6 +846,20 @@ class SentenceIndex:
         if docs is None:
             return []
         return docs.bm25(text, top_k, self._filter_query(filters, docs.schema))
+
+    def matching_documents(
+        self,
+        required: Sequence[Sequence[tuple[str, str]]],
+        excluded: Sequence[tuple[str, str]],
+        filters: Filters | None = None,
+    ) -> list[str] | None:
+        """Documents that hold every required phrase or field value (any of each group) and
+        none of the excluded ones (the query syntax, :mod:`engine.query`); None when this
+        generation has no document index to tell."""
+        docs = self._docs
+        if docs is None:
+            return None
+        return docs.matching(required, excluded, self._filter_query(filters, docs.schema))
 
     def coverage(self, text: str, doc_key: str) -> tuple[float, int]:
         """IDF-weighted share of the question's terms that ``doc_key`` holds (see

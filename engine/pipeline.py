@@ -68,7 +68,14 @@ from engine.docindex import DocumentText, mail_header_lines
 from engine.documents import Document, ExtractionError
 from engine.encode import DEFAULT_BATCH, SparseEncoder
 from engine.extract import MAX_FILE_BYTES, iter_extract
-from engine.index import IndexFormatError, IndexLockedError, SentenceIndex, SentenceRecord, folder_terms
+from engine.index import (
+    META_FILE,
+    IndexFormatError,
+    IndexLockedError,
+    SentenceIndex,
+    SentenceRecord,
+    folder_terms,
+)
 from engine.paths import Layout
 from engine.quantize import Quantizer
 from engine.segment import split_passages
@@ -695,10 +702,12 @@ class Indexer:
         return cat.get_generation(gid)
 
     def _open_index(self) -> None:
-        """Open the generation's index for writing if it exists (IndexLockedError if busy)."""
+        """Open the generation's index for writing if it exists (IndexLockedError if busy).
+        It exists once sparcdesk's metadata does: creation is atomic, and tantivy files
+        without it are what an older version's interrupted creation left (replaced)."""
         assert self.generation is not None
         path = Path(self.generation.index_dir)
-        if self.index is None and (path / "meta.json").exists():
+        if self.index is None and (path / META_FILE).exists():
             self.index = SentenceIndex.open(path, writable=True)
 
     def _ensure_index(self, vectors: Sequence[SparseVector]) -> SentenceIndex:
@@ -797,7 +806,9 @@ class Indexer:
         # An index written before the current records (e.g. without e-mail header lines or
         # whole documents): every unit is re-read; documents whose records did not change
         # keep their vectors and only gain what is new (no re-encoding).
-        self._upgrading = self.index is not None and self.index.records_version != RECORDS_VERSION
+        self._upgrading = self.index is not None and (
+            self.index.records_version != RECORDS_VERSION or not self.index.documents_complete
+        )
         full = {t.source.id for t in targets if t.subtree is None} >= {s.id for s in self.catalog.sources()}
         producer: threading.Thread | None = None
         stop = threading.Event()

@@ -181,3 +181,60 @@ def test_pending_state_of_a_commit_killed_before_its_manifest_is_used(tmp_path: 
     assert w._view.columns.num_live == expected
     assert not (path / columns.COLUMNS_DIR / columns.PENDING).exists()
     w.close()
+
+
+KILLED_WHILE_CREATING = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from engine import columns
+    from engine.api import Engine
+    def die(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+    # The moment after tantivy created its files, before the column store and the
+    # sparcdesk metadata exist.
+    columns.ColumnStore.create = die
+    e = Engine(home=Path(sys.argv[1]), threads=1)
+    e.index([Path(sys.argv[2])])
+    """
+)
+
+
+def test_index_creation_killed_midway_leaves_nothing_half_made(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "owl.txt").write_text("The snowy owl hunts lemmings on the tundra.", encoding="utf-8")
+    home = tmp_path / "home"
+    proc = _spawn(KILLED_WHILE_CREATING, str(home), str(docs))
+    proc.wait(timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
+    from engine.api import Engine
+
+    with Engine(home=home, threads=1) as e:
+        final = e.index()  # the next run creates the index and indexes the file
+        assert final.phase == "done" and final.files_done == 1
+        answers = e.ask("What does the snowy owl hunt?", top=3, hybrid=True)
+        assert answers and answers[0].path == str(docs / "owl.txt")
+
+
+def test_half_made_index_of_an_older_version_is_replaced(tmp_path: Path) -> None:
+    """Before creation was atomic, a kill could leave tantivy's files without the column
+    store and sparcdesk's metadata at the index path: creating there replaces them."""
+    import tantivy
+
+    from engine.index import build_schema
+
+    path = tmp_path / "ix"
+    path.mkdir()
+    tantivy.Index(build_schema(), path=str(path), reuse=False)
+    ix = SentenceIndex.create(path, QUANT)
+    ix.add(_records(0), _batch(0))
+    ix.commit()
+    assert ix.num_sentences == 40
+    ix.close()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("not an index", encoding="utf-8")
+    with pytest.raises(FileExistsError):
+        SentenceIndex.create(tmp_path / "other", QUANT)  # a folder with anything else stays
+    with pytest.raises(FileExistsError):
+        SentenceIndex.create(path, QUANT)
