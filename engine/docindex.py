@@ -18,7 +18,11 @@ only use a document hit whose document still has live sentences.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
+import os
+import re
+import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +32,9 @@ import tantivy
 from engine.paths import display, from_store, to_store
 
 FOLDER = "docs"
+#: The document index's own format; another one on disk is rebuilt (its state file says which).
+FORMAT = 2
+STATE_FILE = "sparcdesk-docs.json"
 #: Longest document body indexed for BM25 (characters): a document this long is a book or
 #: a log, and its first part is where its subject is said.
 MAX_BODY_CHARS = 2_000_000
@@ -87,8 +94,12 @@ class DocumentIndex:
         self.path = path
         self._analyzer = analyzer
         if writable:
+            if _state(path).get("format") != FORMAT and path.exists():
+                shutil.rmtree(path)  # another format (or half created): rebuilt from the sources
             path.mkdir(parents=True, exist_ok=True)
             self._index = tantivy.Index(build_schema(analyzer_name), path=str(path), reuse=True)
+            if not (path / STATE_FILE).exists():
+                self._write_state(complete=False)
         else:
             self._index = tantivy.Index.open(str(path))
         self._index.register_tokenizer(analyzer_name, analyzer)
@@ -106,9 +117,23 @@ class DocumentIndex:
         """The document index of a generation; None when a read-only generation has none
         (built before document evidence existed: search then ranks by sentences alone)."""
         path = index_dir / FOLDER
-        if not writable and not (path / "meta.json").exists():
+        if not writable and _state(path).get("format") != FORMAT:
             return None
         return cls(path, analyzer_name, analyzer, writable)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every document of the generation has its record (False from creation
+        beside existing sentences until a full indexing run has added them all)."""
+        return bool(_state(self.path).get("complete"))
+
+    def mark_complete(self) -> None:
+        self._write_state(complete=True)
+
+    def _write_state(self, complete: bool) -> None:
+        tmp = self.path / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps({"format": FORMAT, "complete": complete}), encoding="utf-8")
+        os.replace(tmp, self.path / STATE_FILE)
 
     @property
     def schema(self) -> tantivy.Schema:
@@ -189,6 +214,51 @@ class DocumentIndex:
         hits = searcher.search(query, top_k, count=False).hits
         return [(from_store(str(searcher.doc(addr).get_first("doc_key"))), float(score)) for score, addr in hits]
 
+    def _clause_query(self, field_name: str, text: str) -> tantivy.Query:
+        """A word or phrase of ``text`` in one field: each word analysed as the field is,
+        at its own offset, so a phrase's dropped stopwords keep their places."""
+        if field_name == "kind":
+            return tantivy.Query.term_query(self._schema, "kind", text)
+        if field_name == "ext":
+            field_name, text = "name", text  # a file name's extension is one of its words
+        words = re.findall(r"\w+", text)
+        terms = [(i, t) for i, w in enumerate(words) for t in self._analyzer.analyze(w)[:1]]
+        if not terms:
+            return tantivy.Query.all_query() if words else tantivy.Query.empty_query()
+        if len(terms) == 1:
+            return tantivy.Query.term_query(self._schema, field_name, terms[0][1])
+        first = terms[0][0]
+        return tantivy.Query.phrase_query(self._schema, field_name, [(i - first, t) for i, t in terms])
+
+    def matching(
+        self,
+        required: Iterable[Iterable[tuple[str, str]]],
+        excluded: Iterable[tuple[str, str]],
+        filter_query: tantivy.Query | None = None,
+        limit: int = 1_000_000,
+    ) -> list[str]:
+        """Keys of the documents that satisfy every group of ``required`` (any of its
+        ``(field, text)`` clauses), none of ``excluded``, and the filter."""
+        occ = tantivy.Occur
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        for group in required:
+            alts = [(occ.Should, self._clause_query(f, t)) for f, t in group]
+            if alts:
+                clauses.append((occ.Must, tantivy.Query.boolean_query(alts)))
+        for f, t in excluded:
+            clauses.append((occ.MustNot, self._clause_query(f, t)))
+        if filter_query is not None:
+            clauses.append((occ.Must, filter_query))
+        if not any(o == occ.Must for o, _ in clauses):
+            clauses.append((occ.Must, tantivy.Query.all_query()))
+        query = tantivy.Query.boolean_query(clauses)
+        searcher = self._searcher
+        n = min(int(searcher.search(query, 1, count=True).count or 0), limit)
+        if n == 0:
+            return []
+        hits = searcher.search(query, n, count=False).hits
+        return [from_store(str(searcher.doc(a).get_first("doc_key"))) for _, a in hits]
+
     def coverage(self, text: str, doc_key: str) -> tuple[float, int]:
         """How much of the question ``doc_key`` holds: the IDF-weighted share of the
         question's terms found in the document (0..1), and the number of terms.
@@ -217,6 +287,13 @@ class DocumentIndex:
             if int(searcher.search(q, 1, count=True).count or 0) > 0:
                 found += weight
         return (found / total if total > 0 else 0.0), len(terms)
+
+
+def _state(path: Path) -> dict:
+    try:
+        return json.loads((path / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
 
 
 def _idf(df: int, n: int) -> float:

@@ -802,6 +802,8 @@ class Indexer:
         generation live when the run completes."""
         self._reset()
         self.generation = self.open_generation(model)
+        if self.generation is not None and self.generation.status == "building":
+            targets, activate = self.complete_targets(targets), True
         self._open_index()
         # An index written before the current records (e.g. without e-mail header lines or
         # whole documents): every unit is re-read; documents whose records did not change
@@ -879,6 +881,16 @@ class Indexer:
         self.result.seconds = time.monotonic() - self._t0
         self._report(force=True)
         return self.result
+
+    def complete_targets(self, targets: Sequence[Target]) -> list[Target]:
+        """``targets`` followed by every source they do not cover whole.
+
+        A run on a building generation (a new or adapted model) indexes only into it, and it
+        goes live only once it holds every source: a partial run (``index FILE``, a watch
+        batch) used to leave it building for ever, its files unsearchable. So any run on it
+        also brings the rest up to date (files already in it are skipped) and switches it."""
+        whole = {t.source.id for t in targets if t.subtree is None}
+        return [*targets, *(Target(s) for s in self.catalog.sources() if s.id not in whole)]
 
     def _activate(self) -> None:
         """Switch the building generation live and retire the old one. The generation just

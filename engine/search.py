@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.utils import parseaddr
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +27,8 @@ from engine.encode import BundleConfig, default_bundle_dir
 from engine.features import load_tokenizer, question_tokens
 from engine.index import Filters, SentenceIndex
 from engine.index import Hit as IndexHit
+from engine.query import ParsedQuery
+from engine.query import parse as parse_query
 from engine.search_defaults import DEFAULT_FUSION, FUSIONS
 
 #: Sentences ranked per question before grouping (SPARC's evaluation depth).
@@ -288,9 +290,13 @@ def highlight_spans(text: str, terms: Iterable[str]) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _WORD.finditer(text) if _Stemmer.stem(m.group().lower()) in terms]
 
 
-def to_index_filters(filters: SearchFilters | None, doc_keys: Sequence[str] | None = None) -> Filters | None:
+def to_index_filters(
+    filters: SearchFilters | None,
+    doc_keys: Sequence[str] | None = None,
+    exclude_keys: Sequence[str] | None = None,
+) -> Filters | None:
     """The index's filter object for ``filters`` (folders made absolute, sender reduced to its address)."""
-    if filters is None and doc_keys is None:
+    if filters is None and doc_keys is None and not exclude_keys:
         return None
     f = filters or SearchFilters()
     folder = str(Path(f.folder).expanduser().absolute()) if f.folder else None
@@ -306,6 +312,7 @@ def to_index_filters(filters: SearchFilters | None, doc_keys: Sequence[str] | No
         sender=sender,
         mailbox=f.mailbox or None,
         doc_keys=list(doc_keys) if doc_keys is not None else None,
+        exclude_keys=list(exclude_keys) if exclude_keys else None,
     )
     return None if out.is_empty() else out
 
@@ -571,8 +578,17 @@ def ask(
     """
     if top <= 0 or not question.strip():
         return Answers()
-    qids = query.question_ids(question)
+    parsed = parse_query(question)
+    filters = _with_box_filters(filters, parsed)
     f = to_index_filters(filters)
+    if parsed.restricts:
+        f = _restrict(index, parsed, filters, f)
+        if f is None:
+            return Answers()
+    # What ranks: the box's words (a phrase's words among them); with only restrictions
+    # typed, the values they name.
+    question = parsed.text or " ".join(c.text for g in parsed.required for c in g) or question
+    qids = query.question_ids(question)
     terms = question_terms(question)
     use_idf = True if idf else None
     doc_scores: dict[str, float] = {}
@@ -651,6 +667,35 @@ def ask(
             answers.coverage = 1.0 if answers[0].best.score > 0 else 0.0
         answers.answered = answers.coverage >= ANSWER_COVERAGE
     return answers
+
+
+def _with_box_filters(filters: SearchFilters | None, parsed: ParsedQuery) -> SearchFilters | None:
+    """The filter panel's restrictions with those typed in the box (``dir:``, dates) on top."""
+    if parsed.folder is None and parsed.date_from is None and parsed.date_to is None:
+        return filters
+    base = filters or SearchFilters()
+    return replace(
+        base,
+        folder=parsed.folder or base.folder,
+        date_from=parsed.date_from or base.date_from,
+        date_to=parsed.date_to or base.date_to,
+    )
+
+
+def _restrict(
+    index: SentenceIndex, parsed: ParsedQuery, filters: SearchFilters | None, f: Filters | None
+) -> Filters | None:
+    """The index filter with the box's phrases, exclusions and fields applied as document
+    restrictions; None when no document satisfies them."""
+    required = [[(c.field, c.text) for c in g] for g in parsed.required]
+    excluded = [(c.field, c.text) for c in parsed.excluded]
+    if required:
+        keys = index.matching_documents(required, excluded, f)
+        if keys is None:  # a generation without a document index: restrictions cannot apply
+            return f
+        return to_index_filters(filters, doc_keys=keys) if keys else None
+    out = index.matching_documents([excluded], [], f) if excluded else []
+    return to_index_filters(filters, exclude_keys=out) if out else f
 
 
 def _rank_documents(
