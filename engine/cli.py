@@ -236,8 +236,18 @@ def cmd_status(args) -> int:
         print(
             f"index:     {st['sentences']} sentences, {st['files']} files, {st['index_bytes'] / 1e6:.1f} MB"
         )
-        if st["rebuilding"]:
-            print("           the model changed: 'sparcdesk index' rebuilds the index with it")
+        if st["building"]:
+            b = st["building"]
+            print(
+                f"rebuilding: {b['model']} has {b['files_done']} of {b['files_total']} files; any"
+                " 'sparcdesk index' run completes it and switches to it (the current index answers"
+                " until then)"
+            )
+        elif st["rebuilding"]:
+            print(
+                "           the model changed: any 'sparcdesk index' run rebuilds the index with it"
+                " (every source; the current index answers until then)"
+            )
         if not st["sources"]:
             print("sources:   none (add one with: sparcdesk index PATH)")
         for s in st["sources"]:
@@ -286,10 +296,6 @@ def cmd_watch(args) -> int:
         if not engine.sources():
             print("no sources to watch: add one with 'sparcdesk index PATH'", file=sys.stderr)
             return 1
-        if not args.no_initial:
-            code = _run_index(engine, None, args.quiet)
-            if code:
-                return code
 
         def changed(paths: list[str]) -> None:
             stamp = time.strftime("%H:%M:%S")
@@ -301,7 +307,14 @@ def cmd_watch(args) -> int:
         # then installs no KeyboardInterrupt handler of its own.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.default_int_handler)
+        # Watch first, then catch up with what changed while nothing watched (and finish a
+        # run cut short): a change made during the catch-up is an event, not a gap. The
+        # watcher's batches wait for the catch-up (one writer per process at a time).
         engine.start_watch(on_change=changed, debounce_s=args.debounce)
+        if not args.no_initial:
+            code = _run_index(engine, None, args.quiet)
+            if code:
+                return code
         print(f"watching {len(engine.sources())} source(s); Ctrl-C to stop", flush=True)
         try:
             while True:
@@ -465,8 +478,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--commit-every", type=int, default=None, metavar="N", help="commit every N sentences")
     s.set_defaults(func=cmd_index)
 
-    s = sub.add_parser("ask", parents=[common], help="ask a question")
-    s.add_argument("question")
+    from engine.query import SYNTAX_HELP
+
+    s = sub.add_parser(
+        "ask",
+        parents=[common],
+        help="ask a question",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="search syntax (words outside quotes rank the answers):\n"
+        + "\n".join(f"  {k:<46} {v}" for k, v in SYNTAX_HELP),
+    )
+    s.add_argument("question", help="a question or words, with the search syntax below")
     s.add_argument("--top", type=int, default=5, help="documents to show (default 5)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.add_argument(

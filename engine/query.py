@@ -32,6 +32,19 @@ EXT_FIELDS = ("ext",)
 DIR_FIELDS = ("dir", "folder", "in")
 DATE_FIELDS = ("after", "before", "date")
 
+#: The syntax as the window's help sheet and ``sparcdesk ask --help`` show it.
+SYNTAX_HELP: tuple[tuple[str, str], ...] = (
+    ('"exact phrase"', "only documents that hold the phrase"),
+    ("-word, -\"a phrase\"", "leave out documents that hold it"),
+    ('"a b" OR "c d"', "either one (between phrases or fields)"),
+    ("from:ann, to:bob", "sender / recipient (To or Cc): a name or part of the address"),
+    ("subject:budget", "words of an e-mail's subject"),
+    ("name:roadmap", "words of a file name"),
+    ("ext:pdf, type:email", "file extension / kind of document"),
+    ("dir:~/Documents", "documents under a folder"),
+    ("after:2001-05, before:2002, date:2001-05-14", "dates: a year, a month or a day"),
+)
+
 _TOKEN = re.compile(r'(-?)(?:(\w+):)?(?:"([^"]*)"|(\S+))')
 
 

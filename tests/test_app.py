@@ -530,3 +530,50 @@ def test_window_says_when_nothing_answers_and_keeps_the_closest_matches(qtbot, o
     assert "No answer" in window.statusBar().currentMessage()
     result = type_question(qtbot, window, FIRST_RANKED[0])
     assert result.answered and not window.no_answer.isVisible()
+
+
+# --------------------------------------------------------------------------- catch-up at start
+
+
+@pytest.mark.parametrize("watch", [True, False], ids=["watching", "not-watching"])
+def test_window_start_resumes_a_cut_short_run_and_catches_up(qtbot, open_window, tmp_path, watch):
+    """A first run cut short by quitting (a real indexing process killed after its first
+    commit), then files deleted and added while the app was closed: the window resumes and
+    catches up at start, in its indexing child, without an Update index."""
+    from test_concurrency import interrupt_indexing, write_notes
+
+    docs, home = tmp_path / "notes", tmp_path / "home"
+    notes = write_notes(docs, 20)
+    interrupt_indexing(home, docs)
+    if watch:  # while the app was closed (only watching promises these are caught)
+        notes[0].unlink()
+        (docs / "walrus.txt").write_text("The walrus basks on the ice floe at noon.", "utf-8")
+    window = open_window(home, watch=watch)
+    expected = 20
+    qtbot.waitUntil(
+        lambda: (
+            len(window.sources) == 1
+            and window.sources[0].last_indexed is not None
+            and window.sources[0].files == expected
+            and not window.backend.indexing
+        ),
+        timeout=WAIT_MS * 3,
+    )
+    assert window.sources[0].sentences == (39 if watch else 40)  # 19 notes and the walrus
+    if watch:
+        answers = type_question(qtbot, window, "Where does the walrus bask?").answers
+        assert answers and answers[0].path == str(docs / "walrus.txt")
+        window.search.clear()
+        answers = type_question(qtbot, window, "Note 0 is about the topic numbered 0").answers
+        assert str(notes[0]) not in {a.path for a in answers}
+
+
+def test_search_box_takes_the_query_syntax(qtbot, open_window, sample_home):
+    """The window's box is parsed by the same engine.query as the CLI: a quoted phrase keeps
+    only the documents that hold it, an exclusion drops one."""
+    window = open_window(sample_home.home)
+    result = type_question(qtbot, window, '"Catholic Church"')
+    assert [Path(a.path).name for a in result.answers] == ["martin-luther.odt"]
+    result = type_question(qtbot, window, "religion -Normans")
+    names = [Path(a.path).name for a in result.answers]
+    assert names and "normans.pdf" not in names
