@@ -193,3 +193,111 @@ def test_dense_matches_sentence_transformers():
     np.testing.assert_allclose(r.embeddings, reference, atol=1e-4)
     assert r.search("When do emperor penguins breed?")[0] == 5
     assert r.search_batch(["What is the highest mountain on Earth?"])[0][0] == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# the index path (the default scorer) against the float scorer, its oracle, on a small real pool
+
+SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "sparc-tiny"
+
+
+@pytest.fixture(scope="module")
+def squad_small(tmp_path_factory):
+    """The first ~200 sentences (whole passages) of the SQuAD-dev MultiReQA pool, encoded
+    with the shipped bundle, with the questions whose gold lies among them."""
+    from trainer.pools import DATA_DIR, POOLS, Pool, build_pool, write_pool
+
+    mrqa, cands = (DATA_DIR / p for p in POOLS["squad-dev"])
+    if not (mrqa.exists() and cands.exists()):
+        pytest.skip(f"shared data not found at {DATA_DIR}")
+    if not (SHIPPED / "config.json").exists():
+        pytest.skip("the shipped bundle assets/sparc-tiny is absent")
+    pool = build_pool(mrqa, cands)
+    passages: set[str] = set()
+    for n, s in enumerate(pool.sentences):
+        if s.passage_id not in passages:
+            if n >= 200:
+                break
+            passages.add(s.passage_id)
+    sentences = [s for s in pool.sentences if s.passage_id in passages]
+    ids = {s.id for s in sentences}
+    questions = [q for q in pool.questions if q.gold and set(q.gold) <= ids][:80]
+    out = tmp_path_factory.mktemp("squad-small")
+    write_pool(Pool(sentences, questions), out)
+    data = ev.load_eval_set(out / "sentences.jsonl", out / "questions.jsonl")
+    encoder = ev.load_sparse_encoder(SHIPPED, threads=1)
+    sparc = ev.SparcRetriever(encoder, data.texts, data.contexts(), bundle_dir=SHIPPED, cache_dir=out)
+    return data, sparc, ev.IndexRetriever.from_float(sparc, data.texts, data.units)
+
+
+def _levels_and_weights(sparc, index_r, question, idf: bool):
+    """Per sentence: the index's exact raw integer score (from the levels the index stores and
+    the app's integer question weights) and the float scorer's score, for one question."""
+    from engine.quantize import query_weights
+
+    index = index_r.pool_index.index
+    q = index_r.pool_index.quantizer
+    ids = [int(t) for t in sparc.encoder.question_ids(question)]
+    qw = query_weights(ids, q.scale, index.idf(ids) if idf else None, q.max_level)
+    m = sparc.matrix.tocsc()
+    lv = m.copy()
+    lv.data = q.levels(m.data).astype(np.float64)
+    cols = [t for t in qw.tokens.tolist() if t < m.shape[1]]
+    mult = np.array([int(qw.multipliers[qw.tokens.tolist().index(t)]) for t in cols], dtype=np.float64)
+    raw = lv[:, cols] @ mult if cols else np.zeros(m.shape[0])
+    return np.rint(raw).astype(np.int64), raw * qw.factor, (sparc.with_idf() if idf else sparc).scores(question)
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_index_path_is_the_app_index_and_matches_the_float_oracle(squad_small, idf):
+    data, sparc, index_r = squad_small
+    assert len(data.texts) > 128  # the quantiser is fitted on the first batch only, as in the app
+    float_r = sparc.with_idf() if idf else sparc
+    index_r = index_r.with_idf() if idf else index_r
+    assert index_r.name == float_r.name
+    for question in data.questions:
+        raw, quantised, floats = _levels_and_weights(sparc, index_r, question, idf)
+        got = index_r.top(question, 1000)
+        # exact: the index ranks by the integer sums of its levels, ties by pool order
+        order = [i for i in np.lexsort((np.arange(raw.size), -raw)).tolist() if raw[i] > 0][:1000]
+        assert got[0].tolist() == order
+        assert np.allclose(got[1], quantised[order], rtol=1e-9)
+        # top-10 equals the float scorer's up to quantisation ties: a sentence only one of
+        # the two lists has is within the two sentences' quantisation errors of the other
+        err = np.abs(floats - quantised)
+        a, b = index_r.search(question, 10).tolist(), float_r.search(question, 10).tolist()
+        for x in set(b) - set(a):
+            assert len(a) == 10 or raw[x] == 0  # fewer than 10: the index has every match
+            for s in set(a) - set(b):
+                assert floats[x] - floats[s] <= err[s] + err[x] + 1e-5
+
+
+def test_index_path_mrr_close_to_the_float_scorer(squad_small):
+    data, sparc, index_r = squad_small
+    bm25 = ev.AppBM25Retriever(data.texts, index=index_r.pool_index)
+    pairs = [
+        (sparc, index_r),
+        (sparc.with_idf(), index_r.with_idf()),
+        (ev.HybridRetriever(sparc, bm25), index_r.with_hybrid()),
+        (ev.HybridRetriever(sparc.with_idf(), bm25), index_r.with_idf().with_hybrid()),
+    ]
+    for float_r, idx_r in pairs:
+        assert idx_r.name == float_r.name
+        f = ev.measure(float_r, data.questions, data.relevants, latency_sample=0)
+        i = ev.measure(idx_r, data.questions, data.relevants, latency_sample=0)
+        assert abs(f["mrr@1000"] - i["mrr@1000"]) < 0.5, (idx_r.name, f["mrr@1000"], i["mrr@1000"])
+
+
+def test_app_bm25_is_the_index_bm25():
+    from engine.search import HYBRID_DEPTH
+
+    assert ev.HYBRID_DEPTH == HYBRID_DEPTH
+    texts = [t for _, _, t in SENTENCES]
+    r = ev.AppBM25Retriever(texts)
+    idx, scores = r.top("Where do emperor penguins breed?", 10)
+    assert idx[0] == 5 and scores[0] > 0 and list(scores) == sorted(scores, reverse=True)
+    assert r.top("the of and", 10)[0].size == 0  # stopwords only: BM25 has nothing to rank
+    path = r.pool_index.path
+    assert path.is_dir()
+    r.pool_index.close()
+    assert not path.exists()

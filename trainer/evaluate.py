@@ -1,7 +1,7 @@
 """Evaluate SPARC against BM25 and a dense baseline on a pool in the generic format.
 
     sparcdesk-train evaluate --sentences S --questions Q --model BUNDLE_DIR \\
-        [--json OUT] [--baselines bm25,dense] [--limit N] [--idf] [--hybrid]
+        [--json OUT] [--baselines bm25,dense] [--limit N] [--idf] [--hybrid] [--scorer index|float]
 
 ``S``/``Q`` are ``sentences.jsonl``/``questions.jsonl`` (see ``trainer.pools`` and
 docs/evaluation.md). Every system ranks the whole pool for every question and keeps the top
@@ -14,24 +14,35 @@ A question with ``gold_passages`` instead of ``gold`` is judged at document leve
 (a sentence's ``doc_id``, else its ``passage_id``) are ranked by their best sentence (first
 occurrence in the sentence ranking) and the metrics, nDCG@10 included, are over units.
 
-SPARC scoring (SPARC.md §1): a CSR matrix of sentence sparse vectors (sentences x vocabulary)
+SPARC ranking (``--scorer``): by default through the app itself (``IndexRetriever``): the
+pool's encoded vectors go into a real ``engine.index.SentenceIndex`` (temporary folder),
+quantised as the indexer quantises (``engine.pipeline.fit_quantizer`` on the first batch),
+and every question is ranked by ``engine.search.rank_sentences``, the calls ``ask`` makes
+(``SentenceIndex.search``, and for the hybrid ``SentenceIndex.bm25`` + ``engine.search.fuse``
+over ``HYBRID_DEPTH``). ``--scorer float`` keeps the float scorer (``SparcRetriever``, the
+tests' oracle, SPARC.md §1): a CSR matrix of sentence sparse vectors (sentences x vocabulary)
 times the question's bag of token ids; a token id the encoder returns twice counts twice.
-Encoded sentence vectors are cached per (bundle, pool) under ``runs/cache`` as ``.npz``.
-``--idf`` adds a row with each question token weighted by ``log(N / N_t)`` over the pool's
-sentences (``engine.quantize.idf_weight``, as the app's ``idf`` option); ``--hybrid`` adds
-rows fusing SPARC with the app's BM25 exactly as the app does (``engine.search.fuse``: raw
-scores over each system's top 100, a missing score filled with that list's minimum).
+Encoded sentence vectors are cached per (bundle, pool) under ``runs/cache`` as ``.npz`` and
+serve both scorers. ``--idf`` adds a row with each question token weighted by
+``log(N / N_t)`` over the pool's sentences (``engine.quantize.idf_weight``, the app's
+``idf`` option; the index path rounds it to the index's grid as the app does); ``--hybrid``
+adds rows fusing SPARC with the app's BM25 (``engine.search.fuse``: raw scores over each
+system's top 100, a missing score filled with that list's minimum).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
 import platform
+import shutil
 import sys
+import tempfile
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,8 +58,10 @@ DEFAULT_CACHE = Path("runs/cache")
 BASELINES = ("bm25", "dense")
 LATENCY_SAMPLE = 200
 ENCODE_CHUNK = 256
-#: Depth of each list the hybrid fuses (the app's ``engine.search.HYBRID_DEPTH``).
+#: Depth of each list the float hybrid fuses (the app's ``engine.search.HYBRID_DEPTH``).
 HYBRID_DEPTH = 100
+#: How the SPARC rows are ranked: through the app's index (default) or by the float scorer.
+SCORERS = ("index", "float")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,49 +273,23 @@ class SparcRetriever:
 
 
 class AppBM25Retriever:
-    """The app's BM25: tantivy over sentence text with the index's own analyzer
-    (``engine.index``), so that the hybrid fuses the scores the app would fuse."""
+    """The app's BM25: ``SentenceIndex.bm25`` of a real index of the pool's sentences (the
+    index's own analyzer and tantivy scoring), so that the float hybrid fuses the scores the
+    app would fuse. Built text-only, or shares a ``PoolIndex`` (``index=``)."""
 
     name = "BM25 (app)"
 
-    def __init__(self, sentences: Sequence[str]):
-        import tantivy
-
-        from engine.index import TEXT_ANALYZER, _text_analyzer
-
-        sb = tantivy.SchemaBuilder()
-        sb.add_integer_field("sentence_id", stored=False, indexed=True, fast=True)
-        sb.add_text_field("text", stored=False, tokenizer_name=TEXT_ANALYZER, index_option="position")
-        self._schema = sb.build()
-        index = tantivy.Index(self._schema)
-        index.register_tokenizer(TEXT_ANALYZER, _text_analyzer())
-        writer = index.writer(heap_size=64_000_000, num_threads=1)
-        for i, text in enumerate(sentences):
-            writer.add_document(tantivy.Document(sentence_id=i, text=text))
-        writer.commit()
-        writer.wait_merging_threads()
-        index.reload()
-        self._tantivy = tantivy
-        self._searcher = index.searcher()
-        self._analyzer = _text_analyzer()
+    def __init__(self, sentences: Sequence[str], index: PoolIndex | None = None):
+        self.pool_index = index if index is not None else PoolIndex(sentences)
         self.n = len(sentences)
         self.median_nnz = None
 
     def top(self, question: str, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """As ``SentenceIndex.bm25``: distinct analysed terms, OR query, ties by sentence id."""
-        from engine.index import SentenceIndex
-
-        terms = list(dict.fromkeys(self._analyzer.analyze(question)))
-        if not terms or k <= 0:
-            return np.empty(0, np.int64), np.empty(0, np.float64)
-        t = self._tantivy
-        query = t.Query.boolean_query(
-            [(t.Occur.Should, t.Query.term_query(self._schema, "text", term)) for term in terms]
-        )
-        rows = SentenceIndex._ranked(self._searcher, query, k)
+        """``SentenceIndex.bm25``: distinct analysed terms, OR query, ties by sentence id."""
+        hits = self.pool_index.index.bm25(question, k)
         return (
-            np.array([r[0] for r in rows], dtype=np.int64),
-            np.array([r[1] for r in rows], dtype=np.float64),
+            np.array([h.sentence_id for h in hits], dtype=np.int64),
+            np.array([h.score for h in hits], dtype=np.float64),
         )
 
     def search(self, question: str, k: int = TOP_K) -> np.ndarray:
@@ -345,6 +332,172 @@ class HybridRetriever:
             self.method,
         )
         return np.array([sid for sid, _ in fused[:k]], dtype=np.int64)
+
+    def search_batch(self, questions: Sequence[str], k: int = TOP_K) -> list[np.ndarray]:
+        return [self.search(q, k) for q in questions]
+
+
+# ---------------------------------------------------------------------------------------------
+# SPARC through the app's own index (the default scorer)
+
+
+def _close_and_remove(index, path: str) -> None:
+    with contextlib.suppress(Exception):
+        index.close()
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class PoolIndex:
+    """A real ``engine.index.SentenceIndex`` of a pool, built as the app's indexer builds one.
+
+    Sentence ``i`` of the pool gets sentence id ``i`` (so the index's ties, sentence id
+    ascending, are pool order), its unit as document key and its text for BM25. With a
+    ``matrix`` of encoded vectors (one row per sentence) the quantiser is fitted as
+    ``engine.pipeline`` fits it: ``fit_quantizer`` on the first encoded batch, the first
+    ``FLUSH_SENTENCES`` sentences, with the pipeline's headroom; later weights above its range
+    are clamped to the top level, as in the app (``clamped`` counts them). Without a matrix
+    the index holds text only (for BM25). The index lives in a temporary folder (or ``path``,
+    which must not hold one), is committed once, reopened read-only and removed with this
+    object.
+    """
+
+    def __init__(
+        self,
+        texts: Sequence[str],
+        matrix: sp.csr_matrix | None = None,
+        units: Sequence[str] | None = None,
+        path: str | Path | None = None,
+        model: dict | None = None,
+    ):
+        from engine.index import SentenceIndex, SentenceRecord
+        from engine.pipeline import FLUSH_SENTENCES, fit_quantizer
+        from engine.quantize import Quantizer
+        from engine.sparse import SparseVector
+
+        t0 = time.perf_counter()
+        n = len(texts)
+        if matrix is not None and matrix.shape[0] != n:
+            raise ValueError(f"{matrix.shape[0]} vectors for {n} sentences")
+        m = matrix.tocsr() if matrix is not None else None
+
+        def vectors(lo: int, hi: int) -> list[SparseVector]:
+            if m is None:
+                return [SparseVector(np.zeros(0, np.int32), np.zeros(0, np.float32)) for _ in range(lo, hi)]
+            out = []
+            for r in range(lo, hi):
+                a, b = m.indptr[r], m.indptr[r + 1]
+                ids, w = m.indices[a:b], m.data[a:b]
+                keep = w > 0  # the encoder's vectors hold positive weights only
+                out.append(SparseVector(ids[keep], w[keep]))
+            return out
+
+        self.quantizer = fit_quantizer(vectors(0, min(FLUSH_SENTENCES, n))) if m is not None else Quantizer(1.0)
+        self.clamped = self.quantizer.clamped(m.data) if m is not None else 0
+        own = path is None
+        folder = tempfile.mkdtemp(prefix="sparcdesk-eval-index-") if own else str(path)
+        writer = SentenceIndex.create(folder, self.quantizer, model=model or {"evaluation": True})
+        try:
+            for lo in range(0, n, FLUSH_SENTENCES):
+                hi = min(lo + FLUSH_SENTENCES, n)
+                records = [
+                    SentenceRecord(
+                        doc_key=str(units[i]) if units is not None else str(i),
+                        text=texts[i],
+                        position=i,
+                        sentence_id=i,
+                    )
+                    for i in range(lo, hi)
+                ]
+                writer.add(records, vectors(lo, hi))
+            writer.commit()
+        finally:
+            writer.close()
+        self.path = Path(folder)
+        self.index = SentenceIndex.open(folder)
+        self.n = n
+        self.build_s = time.perf_counter() - t0
+        self._finalizer = weakref.finalize(self, _close_and_remove, self.index, folder) if own else None
+
+    def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+        else:
+            self.index.close()
+
+
+class IndexRetriever:
+    """SPARC ranked by the app itself: ``engine.search.rank_sentences`` (the calls
+    ``engine.search.ask`` makes: ``SentenceIndex.search(question_ids, k, idf=True|None)``,
+    and for the hybrid ``SentenceIndex.bm25`` fused by ``engine.search.fuse`` over the app's
+    ``HYBRID_DEPTH``) on a ``PoolIndex`` of the encoded pool. Scores are the index's
+    quantised ones; with ``idf`` the IDF is the index's, rounded to its integer grid."""
+
+    def __init__(
+        self,
+        encoder,
+        pool_index: PoolIndex,
+        idf: bool = False,
+        hybrid: bool = False,
+        method: str | None = None,
+        median_nnz: float | None = None,
+    ):
+        from engine.search_defaults import DEFAULT_FUSION
+
+        self.encoder, self.pool_index = encoder, pool_index
+        self.use_idf, self.hybrid = idf, hybrid
+        self.method = method or DEFAULT_FUSION
+        self.median_nnz = median_nnz
+        self.cache_path: Path | None = None
+        self.from_cache = False
+        self.name = "SPARC" + (" +IDF" if idf else "") + (" +hybrid" if hybrid else "")
+        if hybrid and self.method != DEFAULT_FUSION:
+            self.name += f" ({self.method})"
+
+    @classmethod
+    def from_float(cls, sparc: SparcRetriever, texts: Sequence[str], units: Sequence[str] | None = None) -> IndexRetriever:
+        """The index path for the vectors a ``SparcRetriever`` holds (after its pruning)."""
+        pool_index = PoolIndex(texts, sparc.matrix, units)
+        out = cls(sparc.encoder, pool_index, median_nnz=sparc.median_nnz)
+        out.cache_path, out.from_cache = sparc.cache_path, sparc.from_cache
+        return out
+
+    def _variant(self, idf: bool, hybrid: bool, method: str | None) -> IndexRetriever:
+        other = IndexRetriever(self.encoder, self.pool_index, idf, hybrid, method, self.median_nnz)
+        other.cache_path, other.from_cache = self.cache_path, self.from_cache
+        return other
+
+    def with_idf(self) -> IndexRetriever:
+        """The same index searched with the app's IDF option."""
+        return self._variant(True, self.hybrid, self.method)
+
+    def with_hybrid(self, method: str | None = None) -> IndexRetriever:
+        """The same index searched as the app's hybrid (``fusion`` ``method``, default the app's)."""
+        return self._variant(self.use_idf, True, method)
+
+    def ranked(self, question: str, k: int = TOP_K) -> list[tuple[int, float]]:
+        """``(sentence index, score)`` as the app ranks sentences (hybrid: at most 2 x depth)."""
+        from engine.search import rank_sentences
+
+        qids = self.encoder.question_ids(question)
+        return rank_sentences(
+            self.pool_index.index,
+            qids,
+            question,
+            idf=self.use_idf,
+            hybrid=self.hybrid,
+            fusion=self.method,
+            depth=k,
+        )
+
+    def top(self, question: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        rows = self.ranked(question, k)[:k]
+        return (
+            np.array([i for i, _ in rows], dtype=np.int64),
+            np.array([v for _, v in rows], dtype=np.float64),
+        )
+
+    def search(self, question: str, k: int = TOP_K) -> np.ndarray:
+        return np.array([i for i, _ in self.ranked(question, k)[:k]], dtype=np.int64)
 
     def search_batch(self, questions: Sequence[str], k: int = TOP_K) -> list[np.ndarray]:
         return [self.search(q, k) for q in questions]
@@ -490,12 +643,17 @@ def run_evaluation(
     threads: int | None = None,
     fusions: Sequence[str] | None = None,
     prune_ratio: float = 0.0,
+    scorer: str = "index",
 ) -> dict:
     """Evaluate the requested systems; returns the report written as JSON by the command.
 
     With a model, ``idf`` adds a "SPARC +IDF" row and ``hybrid`` a "+hybrid" row for each
     SPARC row and fusion method in ``fusions`` (default: the app's; one encoding serves them all).
+    ``scorer``: ``index`` ranks the SPARC rows through the app's own index and search
+    (``IndexRetriever``); ``float`` with the float CSR scorer (``SparcRetriever``, the oracle).
     """
+    if scorer not in SCORERS:
+        raise ValueError(f"unknown scorer {scorer!r}; choose from {', '.join(SCORERS)}")
     data = load_eval_set(sentences_path, questions_path, limit)
     pool, questions, relevants, skipped = data.pool, data.questions, data.relevants, data.skipped
     texts = data.texts
@@ -510,6 +668,7 @@ def run_evaluation(
         "document_level_questions": sum(data.doc_level),
         "limit": limit,
         "top_k": TOP_K,
+        "scorer": scorer,
         "metrics_unit": "percent; r@k = at least one gold sentence in the top k",
         "query_ms": "mean over the first questions, each searched alone, after 3 warm-up searches",
         "machine": {
@@ -551,10 +710,20 @@ def run_evaluation(
             cache_dir=cache_dir,
             prune_ratio=prune_ratio,
         )
+        if scorer == "index":
+            retriever = IndexRetriever.from_float(retriever, texts, data.units)
+            pool_index = retriever.pool_index
+            report["index"] = {
+                "quantizer": pool_index.quantizer.to_dict(),
+                "clamped_weights": pool_index.clamped,
+                "build_s": pool_index.build_s,
+            }
         index_s = time.perf_counter() - t0
         sparc_rows = [retriever] + ([retriever.with_idf()] if idf else [])
         systems.extend((r, index_s) for r in sparc_rows)
-        if hybrid:
+        if hybrid and scorer == "index":
+            systems.extend((r.with_hybrid(m), index_s) for r in sparc_rows for m in (fusions or [None]))
+        elif hybrid:
             t0 = time.perf_counter()
             app_bm25 = AppBM25Retriever(texts)
             bm25_s = time.perf_counter() - t0
@@ -575,7 +744,8 @@ def run_evaluation(
         )
         row["index_s"] = index_s
         sparc = retriever.sparc if isinstance(retriever, HybridRetriever) else retriever
-        if isinstance(sparc, SparcRetriever):
+        if isinstance(sparc, SparcRetriever | IndexRetriever):
+            row["scorer"] = "index" if isinstance(sparc, IndexRetriever) else "float"
             row["cache"] = str(sparc.cache_path) if sparc.cache_path else None
             row["from_cache"] = sparc.from_cache
         report["results"].append(row)
@@ -650,6 +820,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also drop SPARC weights below this x the sentence's max (on top of the bundle's prune_ratio)",
     )
     parser.add_argument(
+        "--scorer",
+        choices=SCORERS,
+        default="index",
+        help="rank the SPARC rows through the app's own index and search (index, the default: "
+        "quantised, as the app ranks) or with the float CSR scorer (float: the tests' oracle)",
+    )
+    parser.add_argument(
         "--query-tokens",
         choices=("bundle", "unique", "counts"),
         default="bundle",
@@ -695,6 +872,7 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         fusions=_fusions(args.fusion),
         prune_ratio=args.prune_ratio,
+        scorer=getattr(args, "scorer", "index"),
     )
     report["query_tokens"] = args.query_tokens
     report["prune_ratio"] = args.prune_ratio
