@@ -1,0 +1,154 @@
+"""docs/product.md from one run of ``python -m bench.product`` (every number from that run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+PROSE = """\
+# Product-level benchmark: the app as a user meets it
+
+Every accuracy figure elsewhere (docs/ood.md, the model card) comes from sentence pools scored
+by `sparcdesk-train evaluate`. This benchmark (issue 12, item 1) measures the product instead:
+`bench/product.py` writes real files from the public sets in `../shared/data`, indexes them
+with the real pipeline (`Engine.add_source` + `Engine.index`, the shipped bundle) into one
+sparcdesk home per collection, and asks every question through `Engine.ask(question, top=10)`
+with the app's defaults (`engine/search_defaults.py`: SPARC with IDF + BM25 hybrid, `sum`
+fusion) — exactly what `sparcdesk ask --json` and the window run. In the same run, BM25 over
+whole documents ranks the same files.
+
+## Rerun
+
+```bash
+.venv/bin/python -m bench.product --doc docs/product.md   # this page ({full_note})
+.venv/bin/python -m bench.product --quick                 # small corpora, 40 questions per set, a few minutes
+.venv/bin/python -m bench.product --sets email,enron --limit 50   # one collection, fewer questions
+```
+
+Generated files and the homes live under `--work` (default `runs/product`, `runs/product-quick`
+with `--quick`); a rerun reuses the homes (indexing is incremental, unchanged files are not
+re-encoded); `--rebuild` re-indexes from scratch, `--bundle DIR` tries another model. Results:
+`bench/results/product-<stamp>.json` (metrics, sizes, timings, load) and
+`product-<stamp>.questions.jsonl` beside it: one row per question with the ranked documents
+(search and BM25), the top answer's text and score, all answers' scores and `answered`.
+
+## Metrics
+
+- **document MRR@10 / hit@1**: rank of the first gold document among the answers (one per
+  document); hit@1 = the first answer is a gold document. Answerable questions only.
+- **answer@1**: the first answer is in a gold document *and* what it shows holds the gold: its
+  best sentence (`Answer.best.sentence`), or — when the answer marks a field answer
+  (`field`/`answer_field` naming a key of `Answer.fields`) — that field's value. Gold values
+  match case-insensitively with whitespace collapsed. SQuAD: the shown sentence contains the
+  gold MultiReQA sentence, or lies inside it and holds an answer string (the engine cuts
+  sentences a little differently). BIPIA: the `ideal` value verbatim, or the same dollar amount
+  (`$2099.00` = `$2,099.00`, `trainer.ood` rule). Address questions need no gold document:
+  the address shown anywhere is the answer.
+- **answered / not answered**: the engine's no-answer decision (`answered`, read from the
+  result or its first answer): % of answerable questions answered, % of unanswerable ones not
+  answered. "n/a" while the engine gives no decision; the per-question JSONL has the top
+  score of every question, to calibrate a threshold.
+- **BM25** (same run, same files read back): bm25s, Lucene formula, k1 0.9, b 0.4, English
+  stopwords, Snowball English stemmer (PyStemmer), over each whole document; an e-mail is its
+  From/To/Cc/Subject lines (display names and addresses), X-From/X-To/X-cc (the Maildir
+  display forms) and its body (`trainer.baselines.BM25Retriever`).
+
+## Sets and how questions were derived (seed 13)
+
+- **email** (collection `mail`): the 100 BIPIA e-mail QA rows (train + test) over their 78
+  distinct e-mails, each written as an .eml with its SUBJECT / EMAIL_FROM / RECEIVED DATE as
+  Subject / From / Date (the 35 contexts without headers get `From: unknown@bipia.invalid` and
+  a fixed date, 2022-02-01); questions without the "Q:" prefix and the LLM instruction
+  ("If multiple, record all $ values paid."). 41 answerable (gold = its e-mail, answer = the
+  `ideal` value); the 59 `unknown` ones are the unanswerable calibration set. The Enron
+  messages below are the distractors.
+- **enron** (collection `mail`): {enron} Enron messages (seeded sample of
+  `email/enron-messages.jsonl.gz`, keeping those with a body and a sender with an address),
+  written as .eml shaped like the raw Maildir files: Message-ID (generated), Date (the JSON's
+  day-first date, zone `-0000`), From/To/Cc with the addresses that exist (Lotus Notes'
+  trailing `@ENRON` dropped; Exchange X.500 recipients such as `Tracy </O=ENRON/.../CN=Tgeacco>`
+  have no address and are left out of To/Cc), X-From/X-To/X-cc with the original display
+  forms, Subject, X-Folder. Questions, derived from those headers only:
+  - *address*: "What is the email address of {{First Last}}?" for a seeded sample (≤ 150) of
+    the person addresses in From/To/Cc whose local part is `first.last` or `first.m.last`
+    (name taken from it); gold documents = every message with that address in From/To/Cc;
+    answer = the address shown.
+  - *sender*: "Who sent the e-mail about {{subject}}?" for a seeded sample (≤ 100) of messages
+    whose subject (Re:/Fw: removed) has three or more words and is unique in the collection;
+    gold = that message; answer = the sender's address, or display name of two or more words,
+    shown.
+  "Who is X?" questions from bodies were not derived: Enron bodies carry no reliable
+  person–role pattern to take an answer from without reading them.
+- **squad**: SQuAD v1.1 dev as one Markdown file per article (`# Title` + paragraphs). The
+  MRQA release in `../shared/data` keeps the paragraphs in article order but drops the titles
+  and interleaves neighbouring articles' paragraphs near their borders, so articles are rebuilt
+  (`bench.product.squad_articles`): the 48 public dev titles with a word pattern each, an
+  order-preserving assignment maximising pattern matches, then nearest-centroid refinement
+  (TF-IDF) among neighbouring articles. A question's gold document is by construction the file
+  holding its paragraph. {held} of the {articles} articles (10%, seeded) are held out of the
+  index: a seeded sample of their questions (≤ 300) is the unanswerable set. Answerable: a
+  seeded sample of ≤ 1,000 questions of the indexed articles; gold sentence = the MultiReQA
+  sentence holding the answer (`trainer.pools.build_pool`, the pool the sentence-level R@1 is
+  measured on).
+- **cisi**, **time**: the classic collections (`trainer.ood` parsers), one .txt per document
+  (CISI: title, blank line, abstract; TIME: the article), the queries with relevance
+  judgments; document metrics only.
+
+## Results
+
+{when}, git `{git}`, {machine}; load average before {load_before}, after {load_after}
+({busy}). Model {model}; {threads} encoder threads. Run time {total} (indexing included:
+{index_times}).
+
+{table}
+
+"hit@1 Δ" = search − BM25 (the issue's target: ≥ +5 on every set). By kind of question:
+
+{kinds}
+
+SQuAD dev, sentence pool vs documents: on the MultiReQA pool (10,471 questions, 10,642
+sentences, `sparcdesk-train evaluate`; {pool_source}) the default search has R@1
+**{pool_r1}** (MRR {pool_mrr}; SPARC alone {alone_r1}, BM25 {bm25_r1}); as documents in the
+app, answer@1 is **{squad_a1}** on the {squad_n} questions above.
+"""
+
+
+def _fmt_s(s: float) -> str:
+    return f"{s / 60:.1f} min" if s >= 90 else f"{s:.0f} s"
+
+
+def write_doc(path: Path, out: dict[str, Any], table: str, kinds: str) -> None:
+    env = out["environment"]
+    cols = out["collections"]
+    busy = sorted(set(env["before"]["busy"] + env["after"]["busy"]))
+    squad = out["results"].get("squad", {})
+    pool = out["squad_pool"]
+    sizes = out["sizes"]
+    articles = sizes["squad_articles"]
+    model = next((c["model"] for c in cols.values()), "?")
+    text = PROSE.format(
+        full_note="about 25 minutes on the 2-core machine from scratch" if not out["limit"] else "quick",
+        enron=f"{sizes['enron']:,}",
+        held=max(1, round(articles / 10)),
+        articles=articles,
+        when=out["when"][:10],
+        git=out["git"],
+        machine=f"{out['machine']['cpus']} CPUs, {out['machine']['platform']}",
+        load_before=", ".join(f"{x:.2f}" for x in env["before"]["loadavg"]),
+        load_after=", ".join(f"{x:.2f}" for x in env["after"]["loadavg"]),
+        busy="other busy processes: " + "; ".join(busy) if busy else "no other busy process seen",
+        model=model,
+        threads=out["threads"],
+        total=_fmt_s(out["total_s"]),
+        index_times=", ".join(f"{k} {_fmt_s(v['index_s'])}" for k, v in cols.items()),
+        table=table,
+        kinds=kinds or "(one kind per set)",
+        pool_source=pool["source"],
+        pool_r1=f"{pool['default_search']['R@1']:.2f}",
+        pool_mrr=f"{pool['default_search']['MRR']:.2f}",
+        alone_r1=f"{pool['sparc_alone']['R@1']:.2f}",
+        bm25_r1=f"{pool['bm25']['R@1']:.2f}",
+        squad_a1="n/a" if squad.get("answer1") is None else f"{squad['answer1']:.2f}",
+        squad_n=squad.get("questions", 0),
+    )
+    path.write_text(text, encoding="utf-8")

@@ -1,0 +1,145 @@
+"""bench.product (the product-level benchmark): metrics on known cases, the Enron header
+helpers, and the harness end to end on a tiny subset of the shared data."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from bench import product
+from engine.search import Answer, Hit
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+needs_data = pytest.mark.skipif(
+    not (DATA / "squad" / "dev-v1.1.json.gz").is_file() or not (DATA / "ir_classic" / "time").is_dir(),
+    reason=f"shared data not found at {DATA} (see ../shared/data/README.md)",
+)
+
+
+def _answer(sentence: str, field: str = "", fields: dict | None = None) -> Answer:
+    hit = Hit(sentence=sentence, score=1.0, passage=sentence, start=0, end=len(sentence), field=field)
+    return Answer("k", "/x/a.eml", "email", "t", None, fields or {}, hit, [], 0)
+
+
+def test_metrics_on_known_cases():
+    assert product.reciprocal_rank(["a", "b", "c"], {"b"}) == 0.5
+    assert product.reciprocal_rank(["a", "b"], {"z"}) == 0.0
+    assert product.reciprocal_rank([f"d{i}" for i in range(20)], {"d10"}) == 0.0  # past @10
+    q = product.Question(
+        "1", "email", "bipia", "Find the $ value paid to X?", ["m.eml"], ["$2099.00"], amount=True
+    )
+    assert product.answer_correct(q, "m.eml", "You paid $2,099.00 today.")
+    assert not product.answer_correct(q, "other.eml", "You paid $2,099.00 today.")  # wrong document
+    assert not product.answer_correct(q, "m.eml", "You paid $20.00 today.")
+    s = product.Question(
+        "2", "squad", "squad", "?", ["a.md"], sentences=["The game was played in 2016."], answers=["2016"]
+    )
+    assert product.answer_correct(s, "a.md", "Kick-off was late. The game was played in 2016.")
+    assert product.answer_correct(s, "a.md", "The game was played in 2016")  # shorter cut, holds the answer
+    assert not product.answer_correct(s, "a.md", "The game was played")
+    a = product.Question("3", "enron", "address", "?", ["x.eml"], ["Julie.Kearney@enron.com"])
+    assert product.answer_correct(a, "elsewhere.eml", "To: julie.kearney@enron.com")  # any document
+    rows = [
+        {
+            "answerable": True,
+            "kind": "k",
+            "rr": 1.0,
+            "hit1": 1.0,
+            "answer1": 1.0,
+            "bm25_rr": 0.5,
+            "bm25_hit1": 0.0,
+            "answered": True,
+            "top_score": 3.0,
+            "ms": 1.0,
+        },
+        {
+            "answerable": True,
+            "kind": "k",
+            "rr": 0.25,
+            "hit1": 0.0,
+            "answer1": 0.0,
+            "bm25_rr": 1.0,
+            "bm25_hit1": 1.0,
+            "answered": False,
+            "top_score": 2.0,
+            "ms": 1.0,
+        },
+        {"answerable": False, "kind": "u", "answered": False, "top_score": 1.0, "ms": 1.0},
+    ]
+    m = product.summarise(rows)
+    assert (m["mrr10"], m["hit1"], m["answer1"], m["bm25_mrr10"], m["bm25_hit1"]) == (
+        62.5,
+        50.0,
+        50.0,
+        75.0,
+        50.0,
+    )
+    assert (m["answered_when_answerable"], m["not_answered_when_unanswerable"]) == (50.0, 100.0)
+
+
+def test_shown_text_and_answered_are_read_by_attribute():
+    plain = _answer("A sentence.")
+    assert product.shown_text(plain) == ("A sentence.", None)
+    header = _answer(
+        "From: Julie Kearney <julie.kearney@enron.com>",
+        field="from",
+        fields={"from": "julie.kearney@enron.com"},
+    )
+    assert product.shown_text(header) == ("julie.kearney@enron.com", "from")
+    assert product.answered_of([plain], [plain]) is None  # an engine without the decision
+    assert product.answered_of(SimpleNamespace(answered=False), [plain]) is False
+
+
+def test_enron_headers():
+    assert product.mailboxes("wgd4@hotmail.com@ENRON") == [("", "wgd4@hotmail.com")]
+    assert product.mailboxes("Tracy </O=ENRON/OU=NA/CN=RECIPIENTS/CN=Tgeacco>") == [("Tracy", "")]
+    assert product.mailboxes("Kearney Julie <Julie.Kearney@ENRON.com>, a@b.com") == [
+        ("Kearney Julie", "Julie.Kearney@ENRON.com"),
+        ("", "a@b.com"),
+    ]
+    assert product.person_name("mary.k.miller@enron.com") == "Mary K Miller"
+    assert product.person_name("shendri@ect.enron.com") is None
+    assert product.enron_date("31/05/2001 11:21:48 AM") == "Thu, 31 May 2001 11:21:48 -0000"
+
+
+@pytest.mark.needs_data
+@needs_data
+def test_end_to_end_tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Two SQuAD articles (one held out) and a handful of TIME articles, indexed for real."""
+    args = argparse.Namespace(
+        sets="squad,time",
+        limit=3,
+        quick=True,
+        work=str(tmp_path),
+        rebuild=False,
+        bundle=None,
+        threads=2,
+        enron=None,
+        squad_articles=2,
+        cisi_docs=None,
+        time_docs=8,
+        no_save=True,
+        argv=[],
+    )
+    monkeypatch.setitem(product.SIZES["quick"], "classic_questions", 2)
+    out = product.run(args, log=lambda *_: None)
+    squad, time_ = out["results"]["squad"], out["results"]["time"]
+    assert squad["documents"] == 1 and squad["questions"] == 3 and squad["unanswerable"] == 3
+    assert squad["sentences"] > 100
+    rows = [r for r in out["rows"] if r["set"] == "squad" and r["answerable"]]
+    # one document indexed: every answerable question finds it first, search and BM25 alike
+    assert all(r["ranked"][0] == r["gold_docs"][0] and r["hit1"] == 1.0 for r in rows)
+    assert squad["hit1"] == squad["mrr10"] == squad["bm25_hit1"] == 100.0
+    assert all(r["answer1"] in (0.0, 1.0) for r in rows)
+    assert squad["answer1"] == round(100 * sum(r["answer1"] for r in rows) / 3, 2)
+    assert time_["questions"] == 2 and time_["answer1_n"] == 0
+    for r in out["rows"]:
+        if r["answerable"] and r["set"] == "time":
+            assert r["hit1"] == float(r["ranked"][0] in r["gold_docs"])
+    rr = [r["rr"] for r in out["rows"] if r["set"] == "time"]
+    assert time_["mrr10"] == round(100 * sum(rr) / len(rr), 2)
+    assert (tmp_path / "homes" / "squad").is_dir()
