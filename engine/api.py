@@ -640,6 +640,7 @@ class Engine:
                     with contextlib.suppress(OSError):
                         size += os.path.getsize(os.path.join(root, f))
         building = [g for g in cat.generations() if g.status == "building"]
+        new = building[-1] if building else None
         return {
             "home": str(self.layout.home),
             "model": {
@@ -652,6 +653,15 @@ class Engine:
             if gen is None
             else {"id": gen.id, "model": f"{gen.model_name} {gen.model_version}", "index_dir": gen.index_dir},
             "rebuilding": bool(building) or (gen is not None and gen.model_version != self.model.version),
+            # what a rebuild still waits for: any indexing run completes it and switches
+            "building": None
+            if new is None
+            else {
+                "id": new.id,
+                "model": f"{new.model_name} {new.model_version}",
+                "files_done": cat.files_in_generation(new.id),
+                "files_total": counts["files"],
+            },
             "files": counts["files"],
             "files_ok": counts["ok"],
             "files_error": counts["error"],

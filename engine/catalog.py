@@ -533,6 +533,13 @@ class Catalog:
             out["sentences"] += int(sentences)
         return out
 
+    def files_in_generation(self, generation_id: int) -> int:
+        """Files whose last indexing went into ``generation_id`` (a rebuild's progress)."""
+        row = self._conn.execute(
+            "SELECT COUNT(*) FROM files WHERE generation = ?", (generation_id,)
+        ).fetchone()
+        return int(row[0])
+
     def counts_per_source(self) -> dict[int, dict[str, int]]:
         """:meth:`counts` for every source."""
         return {s.id: self.counts(s.id) for s in self.sources()}
