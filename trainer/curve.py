@@ -32,10 +32,11 @@ def evaluate_checkpoint(
     limit: int | None,
     max_length: int = DEFAULT_MAX_LENGTH,
     prune_ratio: float = 0.0,
+    threads: int | None = None,
 ) -> dict:
     cfg = export_bundle(ckpt, bundle, max_length=max_length, prune_ratio=prune_ratio)
     report = run_evaluation(
-        sentences, questions, model_dir=bundle, baselines=[], limit=limit, latency_sample=20
+        sentences, questions, model_dir=bundle, baselines=[], limit=limit, latency_sample=20, threads=threads
     )
     row = report["results"][0]
     return {
@@ -65,6 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_LENGTH,
         help="tokens of sentence + context in the exported bundles (default: %(default)s)",
     )
+    p.add_argument("--threads", type=int, default=None, help="encoder threads (default: the engine's)")
     p.add_argument(
         "--prune-ratio",
         type=float,
@@ -88,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
             args.limit,
             args.max_length,
             args.prune_ratio,
+            args.threads,
         )
         done.append(row)
         done.sort(key=lambda r: r["step"])

@@ -436,7 +436,7 @@ def train(args: argparse.Namespace) -> Path:
                 "step": step,
                 "epoch": round(step / per_epoch, 4),
                 "loss": round(float(loss.detach()), 5),
-                "exp_w": round(float(torch.exp(model.w)), 4),
+                "exp_w": round(float(torch.exp(model.w.detach())), 4),
                 "nnz_question_vocab_median": nnz,
                 "question_vocab": len(vocab),
                 "lr": sched.get_last_lr()[0],
