@@ -704,6 +704,11 @@ class SentenceIndex:
             idf = None
         return query_weights(ids, self.quantizer.scale, idf, self.quantizer.max_level)
 
+    def max_score(self, query_ids: Iterable[int], idf: Mapping[int, float] | bool | None = None) -> float:
+        """The highest score the question could reach: every token at the top level."""
+        qw = self.query_weights(query_ids, idf)
+        return float(qw.scores(float(qw.multipliers.sum()) * self.quantizer.max_level)) if len(qw) else 0.0
+
     def _filter_query(self, filters: Filters | None, schema: tantivy.Schema | None = None) -> tantivy.Query | None:
         """The constant-score query of ``filters`` against ``schema`` (the sentence schema,
         or the document index's, whose filter fields have the same names)."""

@@ -458,9 +458,14 @@ DOC_DEPTH = 100
 #: Weight of the document's BM25 (its text and header lines) against its best sentence's
 #: fused score in the hybrid's document ranking (chosen on docs/product.md's benchmark).
 DOC_WEIGHT = 1.0
-#: The question counts as answered when the first document holds at least this IDF-weighted
-#: share of the question's terms (calibrated in docs/product.md).
-ANSWER_COVERAGE = 0.5
+#: The no-answer decision (calibrated in docs/product.md on answerable and unanswerable
+#: questions): a question is answered when the best sentence's SPARC score (question tokens
+#: weighted by IDF) reaches ``ANSWER_MATCH`` of the highest score the question could get,
+#: and the first document holds at least ``ANSWER_COVERAGE`` of the question's content
+#: words (IDF-weighted). The first says a sentence means what the question asks (SPARC's
+#: expansions count), the second that the document is about what it names.
+ANSWER_MATCH = 0.28
+ANSWER_COVERAGE = 0.4
 
 #: Words that say what kind of answer a question wants rather than what it is about ("What
 #: is the e-mail address of ...", "Who sent the message ...", "Find the value ..."): a
@@ -499,16 +504,21 @@ class Answers(list):
 
     ``answered`` is the engine's decision for the question as a whole: False when nothing
     indexed answers it, in which case the list holds the closest matches, marked as such
-    by the app and the CLI. ``coverage`` is what the decision rests on (the IDF-weighted
-    share of the question's terms held by the first document, 0..1)."""
+    by the app and the CLI. It rests on ``match`` (the best sentence's IDF-weighted SPARC
+    score over the highest the question could reach, 0..1) and ``coverage`` (the
+    IDF-weighted share of the question's content words the first document holds, 0..1)."""
 
     answered: bool
     coverage: float
+    match: float
 
-    def __init__(self, items: Iterable[Answer] = (), answered: bool = False, coverage: float = 0.0) -> None:
+    def __init__(
+        self, items: Iterable[Answer] = (), answered: bool = False, coverage: float = 0.0, match: float = 0.0
+    ) -> None:
         super().__init__(items)
         self.answered = answered
         self.coverage = coverage
+        self.match = match
 
 
 def is_heading_record(meta: dict[str, Any]) -> bool:
@@ -665,7 +675,10 @@ def ask(
         answers.coverage, n_terms = index.coverage(content_words(question), answers[0].doc_key)
         if n_terms == 0:  # the document index has no terms for it: the question is only stopwords
             answers.coverage = 1.0 if answers[0].best.score > 0 else 0.0
-        answers.answered = answers.coverage >= ANSWER_COVERAGE
+        best = index.search(qids, 1, idf=True, filters=f) if qids else []
+        ceiling = index.max_score(qids, idf=True) if qids else 0.0
+        answers.match = best[0].score / ceiling if best and ceiling > 0 else 0.0
+        answers.answered = answers.coverage >= ANSWER_COVERAGE and answers.match >= ANSWER_MATCH
     return answers
 
 
