@@ -462,19 +462,24 @@ class Backend(QObject):
     # ------------------------------------------------------------------ watching
 
     def set_watch(self, on: bool) -> None:
+        """Start or stop watching; starting also catches up (see :meth:`catch_up`), so what
+        changed while nothing watched is indexed too, not only what changes from now on."""
         if on == self._watching or self.engine is None or self._closed:
             return
 
-        def job() -> bool:
+        def job() -> tuple[bool, bool]:
             if on:
                 self.engine.start_watch(on_change=self._on_change)
             else:
                 self.engine.stop_watch()
-            return on
+            return on, on and bool(self.engine.sources())
 
-        def done(state: bool) -> None:
+        def done(result: tuple[bool, bool]) -> None:
+            state, catch_up = result
             self._watching = state
             self.watching_changed.emit(state)
+            if catch_up:
+                self.update_index(None)
 
         def failed(exc: BaseException, tb: str) -> None:
             log.error("watch failed:\n%s", tb)
@@ -482,6 +487,25 @@ class Backend(QObject):
             self.watching_changed.emit(self._watching)
 
         self.query_lane.submit(job, done, failed)
+
+    def catch_up(self) -> None:
+        """Resume an indexing run cut short (quitting, a crash): when a source never finished
+        its first run or files were left pending, run :meth:`update_index` (incremental, in
+        the indexing child). With watching on, :meth:`set_watch` catches up in any case."""
+        if self.engine is None or self._closed:
+            return
+
+        def job() -> bool:
+            sources = self.engine.sources()
+            return any(s.last_indexed is None for s in sources) or (
+                bool(sources) and self.engine.status()["files_pending"] > 0
+            )
+
+        def done(needed: bool) -> None:
+            if needed and not self._closed:
+                self.update_index(None)
+
+        self.query_lane.submit(job, done, lambda e, tb: log.warning("catch-up check failed:\n%s", tb))
 
     def _on_change(self, *args: Any) -> None:
         # Called on the engine's watch thread: hand over to the GUI thread by signal.

@@ -488,8 +488,13 @@ class MainWindow(QMainWindow):
     @Slot()
     def _engine_ready(self) -> None:
         self.statusBar().showMessage("Ready", 3000)
+        # Files changed while the app was closed, and a run cut short by quitting, are
+        # caught up with at start: by the watch (it indexes every source first), or else by
+        # resuming the interrupted run.
         if self.act_watch.isChecked():
             self.backend.set_watch(True)
+        else:
+            self.backend.catch_up()
 
     @Slot(str)
     def _engine_failed(self, message: str) -> None:

@@ -238,3 +238,78 @@ def test_half_made_index_of_an_older_version_is_replaced(tmp_path: Path) -> None
         SentenceIndex.create(tmp_path / "other", QUANT)  # a folder with anything else stays
     with pytest.raises(FileExistsError):
         SentenceIndex.create(path, QUANT)
+
+
+# --------------------------------------------------------------------------- catch-up at start
+
+INDEX_UNTIL_KILLED = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from engine.api import Engine
+    e = Engine(home=Path(sys.argv[1]), threads=1)
+    e.commit_every = 2
+    e._invalidate_reader = lambda: print("commit", flush=True)  # the indexer's on_commit
+    e.index([Path(sys.argv[2])])
+    print("finished", flush=True)
+    """
+)
+
+
+def write_notes(folder: Path, n: int) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i in range(n):
+        f = folder / f"note{i:03d}.txt"
+        f.write_text(f"Note {i} is about the topic numbered {i}. Its second sentence mentions {i}.", "utf-8")
+        out.append(f)
+    return out
+
+
+def interrupt_indexing(home: Path, docs: Path) -> None:
+    """A first indexing run of ``docs`` cut short: a real process killed after its first commit."""
+    proc = _spawn(INDEX_UNTIL_KILLED, str(home), str(docs))
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.strip() == "commit", (line, proc.stderr.read() if proc.stderr else "")
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+    from engine.api import Engine
+
+    with Engine(home=home, threads=1) as e:
+        src, st = e.sources()[0], e.status()
+        assert src.last_indexed is None and st["files_pending"] > 0 and st["files_ok"] < src.files, st
+
+
+def test_watch_command_catches_up_and_resumes_an_interrupted_run(tmp_path: Path) -> None:
+    docs, home = tmp_path / "notes", tmp_path / "home"
+    notes = write_notes(docs, 20)
+    interrupt_indexing(home, docs)
+    notes[0].unlink()  # while nothing watched: one file deleted, one added
+    (docs / "walrus.txt").write_text("The walrus basks on the ice floe at noon.", "utf-8")
+    env = dict(os.environ, PYTHONPATH=str(REPO), SPARCDESK_HOME=str(home))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "watch", "-q", "--threads", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline(), proc.stdout.readline()]  # the catch-up, then "watching"
+        assert "watching 1 source(s)" in lines[1], lines
+        from engine.api import Engine
+
+        with Engine(home=home, threads=1) as e:
+            src, st = e.sources()[0], e.status()
+            assert src.files == st["files_ok"] == 20 and st["files_pending"] == 0 and src.last_indexed
+            assert e.ask("Where does the walrus bask?", top=1, hybrid=True)[0].path == str(docs / "walrus.txt")
+            assert str(notes[0]) not in {a.path for a in e.ask("Note 0 topic numbered 0", top=5, hybrid=True)}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
