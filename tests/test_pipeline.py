@@ -20,6 +20,7 @@ import pytest
 
 from engine.api import Engine, SearchFilters
 from engine.catalog import Catalog
+from engine.docindex import mail_header_lines
 from engine.encode import default_bundle_dir
 from engine.extract import extract
 from engine.index import SentenceIndex
@@ -40,19 +41,24 @@ def n_sentences(text: str) -> int:
 
 
 def expected_sentences(unit: Path) -> dict[str, int]:
-    """Sentences per document key of a unit, by extracting and segmenting it."""
-    return {d.key: n_sentences(d.text) for d in extract(unit)}
+    """Sentences per document key of a unit, by extracting and segmenting it (plus an
+    e-mail's header lines, which are indexed as sentences too)."""
+    return {
+        d.key: n_sentences(d.text) + (len(mail_header_lines(d.fields)) if d.kind == "email" else 0)
+        for d in extract(unit)
+    }
 
 
-def census(engine: Engine) -> dict[str, list[tuple[int, int]]]:
-    """(start, end) of every indexed sentence per document; asserts index == catalog."""
+def census(engine: Engine) -> dict[str, list[tuple[int, int, str]]]:
+    """(start, end, header field) of every indexed sentence per document (an e-mail's header
+    lines have no place in its text: (0, 0, "from")); asserts index == catalog."""
     cat = Catalog(engine.layout.catalog)
     try:
         gen = cat.active_generation()
         if gen is None or not (Path(gen.index_dir) / "meta.json").exists():
             return {}
         ix = SentenceIndex.open(gen.index_dir)
-        spans: dict[str, list[tuple[int, int]]] = {}
+        spans: dict[str, list[tuple[int, int, str]]] = {}
         total = 0
         for f in cat.files():
             if f.status != "ok":
@@ -62,7 +68,9 @@ def census(engine: Engine) -> dict[str, list[tuple[int, int]]]:
             for d in cat.documents(f.path):
                 ids = ix.document_sentence_ids(d.key)
                 fields = ix.get(ids)
-                got = sorted((fields[i]["start"], fields[i]["end"]) for i in ids)
+                got = sorted(
+                    (fields[i]["start"], fields[i]["end"], fields[i].get("field") or "") for i in ids
+                )
                 assert len(got) == len(set(got)), f"duplicate sentences in {d.key}"
                 assert len(got) == d.n_sentences, f"{d.key}: {len(got)} indexed, catalog says {d.n_sentences}"
                 spans[d.key] = got
@@ -101,6 +109,10 @@ def mail_bytes(
         name, content = attach
         msg.add_attachment(content.encode(), maintype="text", subtype="plain", filename=name)
     return bytes(msg)
+
+
+#: A message from ``mail_bytes`` is also indexed as its From, To and Subject lines.
+HEADER_LINES = 3
 
 
 def mbox_text(messages: list[bytes]) -> bytes:
@@ -200,12 +212,12 @@ def test_mbox_append_and_remove_reencode_only_changed_messages(engine: Engine, t
     m2 = mail_bytes("Ski trip", "The ski trip leaves at dawn.")
     box.write_bytes(mbox_text([m1, m2]))
     p = engine.index([box])
-    assert p.sentences_done == 3
+    assert p.sentences_done == 3 + 2 * HEADER_LINES
     assert engine.sources()[0].kind == "mailstore"
     m3 = mail_bytes("Harbour picnic", "The harbour picnic starts at noon. Bring a hat. Sunscreen helps.")
     box.write_bytes(mbox_text([m1, m2, m3]))
     p = engine.index()
-    assert (p.files_done, p.sentences_done) == (1, 3)  # only the new message was encoded
+    assert (p.files_done, p.sentences_done) == (1, 3 + HEADER_LINES)  # only the new message was encoded
     assert_complete(engine, [box])
     cat = Catalog(engine.layout.catalog)
     key3 = f"{box}#Harbour.picnic@example.com"
@@ -236,7 +248,8 @@ def test_maildir_new_message_and_attachment_subdocument(engine: Engine, tmp_path
         )
     )
     p = engine.index()
-    assert p.sentences_done == 2  # the new message and its attachment, not the first message
+    # the new message (its sentence and header lines) and its attachment, not the first message
+    assert p.sentences_done == 1 + HEADER_LINES + 1
     assert_complete(engine, [md])
     answers = engine.ask(
         "How many crates of lemons?", top=3, filters=SearchFilters(sender="carol@example.com")
