@@ -23,6 +23,7 @@ from email.utils import parseaddr
 from pathlib import Path
 from typing import Any, Protocol
 
+from engine.documents import LINE_KINDS
 from engine.encode import BundleConfig, default_bundle_dir
 from engine.features import load_tokenizer, question_tokens
 from engine.index import Filters, SentenceIndex
@@ -487,16 +488,17 @@ def content_words(question: str) -> str:
     return " ".join(w for w in _WORD.findall(question) if w.lower() not in STOPWORDS | QUESTION_FRAME)
 
 
-def is_heading(text: str) -> bool:
+def is_heading(text: str, lines: bool = False) -> bool:
     """A heading, title or a line without words ("?", "***", "Cycling trip to the Alps"):
     context for the sentences under it, not an answer while a sentence answers.
 
     A line with fewer than two words, or a short one (up to 12 words) with no closing
-    punctuation, is one."""
+    punctuation, is one; with ``lines`` (a spreadsheet row, a slide's bullet, which are
+    seldom punctuated) only the first."""
     words = _WORD.findall(text)
     if sum(1 for w in words if any(c.isalpha() for c in w)) < 2:
         return True
-    return len(words) <= 12 and not _SENTENCE_END.search(text)
+    return not lines and len(words) <= 12 and not _SENTENCE_END.search(text)
 
 
 class Answers(list):
@@ -522,8 +524,12 @@ class Answers(list):
 
 
 def is_heading_record(meta: dict[str, Any]) -> bool:
-    """Whether a stored sentence is a heading (a header line of an e-mail is a field, not one)."""
-    return not meta.get("field") and is_heading(meta.get("text") or "")
+    """Whether a stored sentence is a heading (a header line of an e-mail is a field, not
+    one; a file's name line is one: it answers only when nothing in the file does)."""
+    field_name = meta.get("field")
+    if field_name:
+        return field_name == "name"
+    return is_heading(meta.get("text") or "", lines=meta.get("kind") in LINE_KINDS)
 
 
 def _pick(items: list[tuple[float, dict[str, Any]]]) -> list[tuple[float, dict[str, Any]]]:
@@ -649,12 +655,21 @@ def ask(
                 meta = loaded.get(h.sentence_id)
                 if meta is not None and meta.get("doc_key") in need:
                     groups.setdefault(meta["doc_key"], []).append((h.score, meta))
-    keys = [k for k in keys if groups.get(k)][:top]  # a document with no live sentence is gone
-
     answers = Answers()
+    messages: set[str] = set()
     for key in keys:
+        if len(answers) >= top:
+            break
+        if not groups.get(key):  # a document with no live sentence is gone
+            continue
         items = _pick(groups[key])
         score, meta = items[0]
+        fields = document_fields(meta, catalog)
+        message_id = fields.get("message_id") if meta.get("kind") == "email" else None
+        if message_id:  # the same message held by two sources (or twice in one) shows once
+            if message_id in messages:
+                continue
+            messages.add(message_id)
         best = make_hit(meta, score, terms, text_of)
         others = [make_hit(m, s, terms, text_of) for s, m in items[1 : 1 + max_others]]
         answers.append(
@@ -664,7 +679,7 @@ def ask(
                 kind=meta.get("kind", ""),
                 title=meta.get("title", "") or Path(meta.get("path", "")).name,
                 date=_iso(meta.get("date")),
-                fields=document_fields(meta, catalog),
+                fields=fields,
                 best=best,
                 others=others,
                 doc_start=-1 if meta.get("field") else int(meta.get("start", 0)),

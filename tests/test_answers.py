@@ -152,7 +152,9 @@ def test_an_index_from_before_header_lines_and_whole_documents_is_upgraded(tmp_p
         "Hedging",
         "The gas book closed flat this quarter.\n",
     )
-    (src / "plain.txt").write_text("The lighthouse keeper logs every passing ship by name.\n", encoding="utf-8")
+    (src / "plain.txt").write_text(
+        "The lighthouse keeper logs every passing ship by name.\n", encoding="utf-8"
+    )
     home = tmp_path / "home"
     with monkeypatch.context() as m:  # the indexer as it was: no header lines, records "1"
         m.setattr(pipeline, "mail_header_lines", lambda fields: [])
@@ -179,3 +181,33 @@ def test_an_index_from_before_header_lines_and_whole_documents_is_upgraded(tmp_p
         assert ix.num_documents == 2
         assert [k for k, _ in ix.bm25_documents("lighthouse keeper")] == [str(src / "plain.txt")]
         assert ix.document_sentence_ids(str(src / "plain.txt")) == plain_ids  # not re-encoded
+
+
+def test_a_message_held_by_two_sources_shows_once(tmp_path) -> None:
+    one, two = tmp_path / "archive", tmp_path / "backup"
+    one.mkdir()
+    two.mkdir()
+    write_eml(
+        one / "a.eml",
+        "Ann Lee <ann@example.org>",
+        "Bob <bob@example.org>",
+        "Ferry",
+        "The ferry to Skye leaves at seven.\n",
+    )
+    (two / "copy-of-a.eml").write_bytes((one / "a.eml").read_bytes())
+    write_eml(
+        two / "b.eml",
+        "Bob <bob@example.org>",
+        "Ann Lee <ann@example.org>",
+        "Re: Ferry",
+        "Is the ferry to Skye on time?\n",
+    )
+    with Engine(home=tmp_path / "home", threads=1) as e:
+        e.add_source(one)
+        e.add_source(two)
+        e.index()
+        answers = e.ask("When does the ferry to Skye leave?")
+        ids = [a.fields.get("message_id") for a in answers]
+        assert len(ids) == 2 and len(set(ids)) == 2
+        shown = {Path(a.path).name for a in answers}
+        assert "b.eml" in shown and len(shown & {"a.eml", "copy-of-a.eml"}) == 1
