@@ -9,6 +9,7 @@ preview, Esc goes back to the search field. All engine work goes through
 
 from __future__ import annotations
 
+import html
 import sys
 import time
 from pathlib import Path
@@ -324,6 +325,7 @@ class MainWindow(QMainWindow):
         self.act_shortcuts = A(
             "&Keyboard shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents
         )
+        self.act_syntax = A("&Search syntax", self.show_syntax)
         self.act_about = A("&About sparcdesk", self.show_about)
         self.act_pause.setEnabled(False)
         self.act_stop.setEnabled(False)
@@ -351,7 +353,7 @@ class MainWindow(QMainWindow):
         m.addActions([self.act_adapt, self.act_auto_adapt, self.act_restore])
         self.index_menu = m
         m = mb.addMenu("&Help")
-        m.addActions([self.act_shortcuts, self.act_about])
+        m.addActions([self.act_syntax, self.act_shortcuts, self.act_about])
 
         options = QMenu(self)
         options.setToolTipsVisible(True)
@@ -911,6 +913,20 @@ class MainWindow(QMainWindow):
         ]
         table = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in rows)
         QMessageBox.information(self, "Keyboard shortcuts", f"<table>{table}</table>")
+
+    def show_syntax(self) -> None:
+        """The search box's syntax (engine.query, shared with ``sparcdesk ask``)."""
+        from engine.query import SYNTAX_HELP
+
+        table = "".join(
+            f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td><td>{html.escape(v)}</td></tr>" for k, v in SYNTAX_HELP
+        )
+        QMessageBox.information(
+            self,
+            "Search syntax",
+            "<p>Type a question or words; these narrow the documents that compete:</p>"
+            f"<table>{table}</table><p>Words outside quotes rank the answers.</p>",
+        )
 
     def show_about(self) -> None:
         QMessageBox.about(
