@@ -158,9 +158,11 @@ def mask_batch(
 
 
 def _load_mlm(bundle_dir: Path, mode: str) -> tuple[Any, Any]:
-    """The frozen body (a transformers BertModel) and, for ``head``, the head's tensors."""
+    """The frozen body (:class:`engine.bert.BertBody`, transformers' BertModel in plain
+    torch) and, for ``head``, the head's tensors."""
     from safetensors.torch import load_file
-    from transformers import BertConfig, BertModel
+
+    from engine.bert import BertBody, BertSettings
 
     mlm = Path(bundle_dir) / MLM_DIR
     if not (mlm / "config.json").is_file():
@@ -168,8 +170,7 @@ def _load_mlm(bundle_dir: Path, mode: str) -> tuple[Any, Any]:
             f"{bundle_dir}: the bundle has no {MLM_DIR}/ folder, so it cannot be adapted "
             "(export it with `sparcdesk-train mlm-head`)"
         )
-    config = BertConfig.from_json_file(str(mlm / "config.json"))
-    body = BertModel(config, add_pooling_layer=False)
+    body = BertBody(BertSettings.from_json_file(mlm / "config.json"))
     state = load_file(str(mlm / BODY_FOR_MODE[mode]))
     missing, unexpected = body.load_state_dict(state, strict=False)
     if unexpected or any("word_embeddings" not in m for m in missing):

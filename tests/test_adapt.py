@@ -206,3 +206,32 @@ def test_engine_adapt_resumes_an_unfinished_reencode(tmp_path: Path) -> None:
         st = engine.status()
         assert st["generation"]["id"] != first["id"] and not st["rebuilding"]
         assert engine.ask("Who won Super Bowl 50?")
+
+
+def test_plain_torch_body_matches_transformers():
+    """engine.bert.BertBody (the desktop app ships without transformers) computes what
+    transformers' BertModel does, on both bodies of the shipped bundle, padding included."""
+    pytest.importorskip("transformers")
+    import torch
+    from safetensors.torch import load_file
+    from transformers import BertConfig, BertModel
+
+    from engine.bert import BertBody, BertSettings
+
+    mlm = BUNDLE / "mlm"
+    for name in ("sparc_body", "base_body"):
+        state = load_file(str(mlm / f"{name}.safetensors"))
+        ref = BertModel(BertConfig.from_json_file(str(mlm / "config.json")), add_pooling_layer=False).eval()
+        ref.load_state_dict(state, strict=False)
+        mine = BertBody(BertSettings.from_json_file(mlm / "config.json")).eval()
+        missing, unexpected = mine.load_state_dict(state, strict=False)
+        assert missing == ["embeddings.word_embeddings.weight"] and not unexpected
+        g = torch.Generator().manual_seed(0)
+        emb = torch.randn(3, 17, ref.config.hidden_size, generator=g)
+        mask = torch.ones(3, 17, dtype=torch.long)
+        mask[1, 9:] = 0
+        types = torch.zeros(3, 17, dtype=torch.long)
+        with torch.no_grad():
+            a = ref(inputs_embeds=emb, attention_mask=mask, token_type_ids=types).last_hidden_state
+            b = mine(inputs_embeds=emb, attention_mask=mask, token_type_ids=types).last_hidden_state
+        assert torch.allclose(a, b, atol=1e-5), (name, (a - b).abs().max())
