@@ -55,6 +55,12 @@ def main(
     plus every phase change), then ``("done", Progress)`` or ``("error", message, traceback)``.
     """
     lower_priority()
+    try:  # HOME/logs/indexer.log (the window's process writes sparcdesk.log)
+        from engine import logs
+
+        logs.setup(getattr(spec, "home", None), name=logs.INDEXER_LOG_FILE)
+    except Exception:  # a log file is a nicety, never a reason not to index
+        pass
     last = 0.0
     last_phase = None
 

@@ -25,6 +25,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--settings", type=Path, help="settings file (default: the platform's usual place)")
     p.add_argument("--ask", help="run this question once the index is open")
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="start, wait for the engine and the welcome page, print what is shown and quit (0: it was)",
+    )
     return p.parse_args(list(argv) if argv is not None else None)
 
 
@@ -78,10 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     multiprocessing.freeze_support()  # indexing runs in a child process (frozen builds need this)
     args = parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    from engine import logs
+
+    level = logging.DEBUG if args.verbose else logging.INFO
+    logs.setup(args.home, verbose=args.verbose, console=level)  # HOME/logs/sparcdesk.log
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from PySide6.QtWidgets import QApplication
 
@@ -101,7 +106,47 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     window = create_window(args)
     window.show()
+    if args.smoke:
+        result = _smoke_check(window)
+        app.exec()
+        return result["code"]
     return app.exec()
+
+
+SMOKE_TIMEOUT_S = 120
+
+
+def _smoke_check(window) -> dict:
+    """``--smoke`` (packaging/smoke.sh): quit with 0 once the engine is open and the welcome
+    page is the current page, with 1 if that has not happened within SMOKE_TIMEOUT_S."""
+    import time
+
+    from PySide6.QtCore import QTimer
+
+    from engine.cli import version_text
+
+    start = time.monotonic()
+    timer = QTimer(window)
+    result = {"code": 1}
+
+    def check() -> None:
+        ready = window.backend.is_ready
+        page = window.stack.currentWidget()
+        if ready and page is window.welcome:
+            print(f"smoke: {version_text()}: window up, welcome page shown", flush=True)
+            logging.getLogger("sparcdesk").info("smoke check passed")
+            timer.stop()
+            result["code"] = 0
+            window.close()  # shuts the backend's threads down, then the app quits
+        elif time.monotonic() - start > SMOKE_TIMEOUT_S:
+            name = type(page).__name__ if page is not None else None
+            print(f"smoke: FAILED: engine ready={ready}, current page {name}", flush=True)
+            timer.stop()
+            window.close()
+
+    timer.timeout.connect(check)
+    timer.start(200)
+    return result
 
 
 if __name__ == "__main__":

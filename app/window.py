@@ -320,6 +320,7 @@ class MainWindow(QMainWindow):
         self.adapt_steps = ADAPT_STEPS
         self.auto_adapt_min_sentences = AUTO_ADAPT_MIN_SENTENCES
         self.model_state: dict = {}
+        self.last_status: dict = {}
         self._indexed_sentences = 0
         self._model_job = False
         self.act_shortcuts = A(
@@ -327,6 +328,7 @@ class MainWindow(QMainWindow):
         )
         self.act_syntax = A("&Search syntax", self.show_syntax)
         self.act_about = A("&About sparcdesk", self.show_about)
+        self.act_log = A("Open &log file", self.open_log_file, None, "The log to send with a problem report")
         self.act_pause.setEnabled(False)
         self.act_stop.setEnabled(False)
         self.indicator.pause_toggled.connect(self.act_pause.setChecked)
@@ -353,7 +355,7 @@ class MainWindow(QMainWindow):
         m.addActions([self.act_adapt, self.act_auto_adapt, self.act_restore])
         self.index_menu = m
         m = mb.addMenu("&Help")
-        m.addActions([self.act_syntax, self.act_shortcuts, self.act_about])
+        m.addActions([self.act_syntax, self.act_shortcuts, self.act_log, self.act_about])
 
         options = QMenu(self)
         options.setToolTipsVisible(True)
@@ -750,6 +752,7 @@ class MainWindow(QMainWindow):
 
     def _status_changed(self, status: dict) -> None:
         """Enable Adapt once something is indexed and Restore while a previous model is kept."""
+        self.last_status = status  # Help > About, Help > Open log file
         self.model_state = dict(status.get("adapted_model") or {})
         self._indexed_sentences = int(status.get("sentences") or 0)
         busy = self.backend.indexing
@@ -928,13 +931,37 @@ class MainWindow(QMainWindow):
             f"<table>{table}</table><p>Words outside quotes rank the answers.</p>",
         )
 
-    def show_about(self) -> None:
-        QMessageBox.about(
-            self,
-            "About sparcdesk",
-            "<b>sparcdesk</b><br>Private desktop search and question answering with SPARC sparse "
-            "neural retrieval. Everything runs on this computer.",
+    def log_file(self) -> Path:
+        """The window's log file (engine.logs): under the engine's home once it is open."""
+        from engine import logs
+
+        return logs.log_path(self.last_status.get("home"))
+
+    def open_log_file(self) -> None:
+        path = self.log_file()
+        if not path.exists():
+            self.statusBar().showMessage(f"No log file yet ({path})", 5000)
+        elif not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            self.reveal_path(str(path))
+
+    def about_text(self) -> str:
+        from html import escape
+
+        from engine import __version__
+        from engine.cli import version_text
+
+        model = self.last_status.get("model") or {}
+        in_use = f"{model.get('name', '')} {model.get('version', '')}".strip() or "(opening…)"
+        return (
+            f"<b>sparcdesk {escape(__version__)}</b><br>Private desktop search and question answering "
+            "with SPARC sparse neural retrieval. Everything runs on this computer.<br><br>"
+            f"Model in use: {escape(in_use)}<br>{escape(version_text())}<br>"
+            f"Data folder: {escape(str(self.last_status.get('home', '')))}<br>"
+            f"Log file: {escape(str(self.log_file()))}"
         )
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About sparcdesk", self.about_text())
 
 
 def _bool(value: Any) -> bool:

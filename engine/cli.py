@@ -458,6 +458,19 @@ def cmd_gui(app_args: list[str]) -> int:
 # --------------------------------------------------------------------------- parser
 
 
+def version_text() -> str:
+    """``sparcdesk 0.1.0 (shipped model sparc-tiny 0.3.0)``: ``--version`` and Help > About."""
+    from engine import __version__
+    from engine.encode import default_bundle_dir
+
+    try:
+        cfg = json.loads((default_bundle_dir() / "config.json").read_text(encoding="utf-8"))
+        model = f"{cfg.get('name', '?')} {cfg.get('version', '?')}"
+    except (OSError, ValueError):
+        model = "not found"
+    return f"sparcdesk {__version__} (shipped model {model})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from engine.search_defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF, FUSIONS
 
@@ -470,6 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     p = argparse.ArgumentParser(prog="sparcdesk", description="Private desktop question answering, offline.")
+    p.add_argument("--version", action="version", version=version_text())
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("index", parents=[common], help="add folders or mail stores and index them")
@@ -579,6 +593,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "gui":  # the app parses its own options; import it only now
         return cmd_gui(argv[1:])
     args = build_parser().parse_args(argv)
+    import logging
+
+    from engine import logs
+
+    # HOME/logs/sparcdesk.log; warnings still reach the terminal as before
+    logs.setup(getattr(args, "home", None), console=logging.WARNING)
     try:
         return int(args.func(args) or 0)
     except IndexLockedError as exc:
