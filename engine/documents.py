@@ -10,7 +10,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-KINDS = ("text", "markdown", "html", "pdf", "docx", "odt", "epub", "rtf", "email")
+KINDS = (
+    *("text", "markdown", "html", "pdf", "docx", "odt", "epub", "rtf", "email"),
+    *("xlsx", "pptx", "ods", "odp"),
+    "other",  # a file whose content is not read (an unsupported format): indexed by its name only
+)
+
+#: Kinds whose text is laid out in lines (a spreadsheet's rows, a slide's text paragraphs):
+#: each line is cut into sentences on its own, a paragraph (a sheet, a slide) is a passage,
+#: and a short line without closing punctuation is content, not a heading.
+LINE_KINDS = frozenset({"xlsx", "pptx", "ods", "odp"})
+
+#: How the reason of a file that was skipped (its format is not read; its name is indexed)
+#: begins in the catalog, so status and the sources dialog tell it from a failure.
+SKIPPED_PREFIX = "skipped: "
 
 # Keys that every e-mail Document carries in ``fields`` (empty string when the header is absent).
 EMAIL_FIELDS = (
@@ -65,3 +78,8 @@ class ExtractionError(Exception):
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
+
+
+class UnsupportedFormat(ExtractionError):
+    """A file in a format sparcdesk does not read (a legacy Office file, unknown binary data):
+    not a failure. The indexer records it as skipped, with the reason, and indexes its name."""

@@ -1,11 +1,14 @@
 """Turn a file (or the bytes of an attachment) into plain text Documents.
 
 Each format goes through a well-kept library (pypdf, python-docx, odfpy, ebooklib,
-striprtf, beautifulsoup4 with lxml, markdown-it-py) and comes out as paragraphs separated
-by blank lines, because ``engine.segment`` cuts passages on blank lines. Every failure --
-an unreadable or vanished file, a corrupt or encrypted document, binary data posing as
-text, a file over the size limit -- becomes an ``ExtractionError`` naming the file and the
-reason, so one bad file never stops an indexing run.
+striprtf, beautifulsoup4 with lxml, markdown-it-py, openpyxl, python-pptx) and comes out as
+paragraphs separated by blank lines, because ``engine.segment`` cuts passages on blank
+lines (a spreadsheet's sheet or a presentation's slide is one paragraph, a line per row or
+text paragraph: see ``engine.documents.LINE_KINDS``). Every failure -- an unreadable or vanished file, a
+corrupt or encrypted document, binary data posing as text, a file over the size limit --
+becomes an ``ExtractionError`` naming the file and the reason, so one bad file never stops
+an indexing run; a format that is not read at all (``UNSUPPORTED_FORMATS``, unknown binary
+data) is an ``UnsupportedFormat`` error, which the indexer records as skipped.
 
 Entry points: ``extract(path)`` returns a list of Documents for one unit (a file, an mbox
 file or a Maildir folder); ``iter_extract(path)`` yields Documents and per-message or
@@ -15,6 +18,7 @@ attachments.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
@@ -27,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from engine.documents import Document, ExtractionError
+from engine.documents import Document, ExtractionError, UnsupportedFormat
 from engine.walk import classify
 
 log = logging.getLogger(__name__)
@@ -51,6 +55,25 @@ EXTENSION_KINDS: dict[str, str] = {
     ".epub": "epub",
     ".rtf": "rtf",
     ".eml": "email",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".pptx": "pptx",
+    ".ods": "ods",
+    ".odp": "odp",
+}
+
+#: Document formats that are recognised but not read, and what to do about them. Such a file
+#: is indexed by its name only and listed as skipped with this reason.
+UNSUPPORTED_FORMATS: dict[str, str] = {
+    ".doc": "Word 97-2003 document (.doc) is not supported; save it as .docx to search its text",
+    ".dot": "Word 97-2003 template (.dot) is not supported; save it as .docx to search its text",
+    ".xls": "Excel 97-2003 workbook (.xls) is not supported; save it as .xlsx to search its text",
+    ".ppt": "PowerPoint 97-2003 presentation (.ppt) is not supported; save it as .pptx to search its text",
+    ".pps": "PowerPoint 97-2003 slide show (.pps) is not supported; save it as .pptx to search its text",
+    ".pptm": "macro-enabled PowerPoint presentation (.pptm) is not supported; save it as .pptx to search its text",
+    ".key": "Keynote presentation (.key) is not supported; export it as .pptx to search its text",
+    ".numbers": "Numbers spreadsheet (.numbers) is not supported; export it as .xlsx to search its text",
+    ".pages": "Pages document (.pages) is not supported; export it as .docx to search its text",
 }
 
 MIME_KINDS: dict[str, str] = {
@@ -66,10 +89,22 @@ MIME_KINDS: dict[str, str] = {
     "application/rtf": "rtf",
     "text/rtf": "rtf",
     "message/rfc822": "email",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
+    "application/vnd.oasis.opendocument.spreadsheet": "ods",
+    "application/vnd.oasis.opendocument.presentation": "odp",
 }
+
+#: A spreadsheet is read up to this many cells (empty ones count: reading them is the cost)
+#: and this many characters of cell text; the rest is left out, with a note in status.
+MAX_TABLE_CELLS = 200_000
+MAX_TABLE_CHARS = 2_000_000
 
 # Share of control characters above which decoded "text" is taken to be binary data.
 MAX_CONTROL_SHARE = 0.05
+
+#: The reason for bytes that should be text but are not.
+BINARY_DATA = "binary data, not text"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 _MANY_BLANKS = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
@@ -151,7 +186,7 @@ def decode_text(data: bytes, where: str) -> tuple[str, dict[str, str]]:
         text, encoding = data.decode("utf-16", errors="replace"), "utf-16"
     else:
         if b"\x00" in data:
-            raise ExtractionError(where, "binary data, not text")
+            raise ExtractionError(where, BINARY_DATA)
         try:
             text, encoding = data.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
@@ -163,7 +198,7 @@ def decode_text(data: bytes, where: str) -> tuple[str, dict[str, str]]:
             notes["note"] = f"not valid UTF-8; decoded as {encoding}"
     sample = text[:65536]
     if sample and len(_CONTROL.findall(sample)) > MAX_CONTROL_SHARE * len(sample):
-        raise ExtractionError(where, "binary data, not text")
+        raise ExtractionError(where, BINARY_DATA)
     if encoding != "utf-8" and "encoding" not in notes:
         notes["encoding"] = encoding
     return text, notes
@@ -432,40 +467,278 @@ def _docx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     return tidy(join_paragraphs(paragraphs)), title, {}
 
 
-def _odt(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+def _odf_blocks(node: Any, out: list[str]) -> None:
+    """The paragraphs and headings under an OpenDocument node, in order; a table row is one
+    block, its non-empty cells joined by `` | ``."""
     from odf import teletype
-    from odf.namespaces import DCNS, TABLENS, TEXTNS
+    from odf.namespaces import TABLENS, TEXTNS
+
+    qname = getattr(node, "qname", None)
+    if qname in ((TEXTNS, "p"), (TEXTNS, "h")):
+        out.append(teletype.extractText(node))
+        return
+    if qname == (TABLENS, "table-row"):
+        cells = [
+            teletype.extractText(c).strip()
+            for c in node.childNodes
+            if getattr(c, "qname", None) == (TABLENS, "table-cell")
+        ]
+        out.append(" | ".join(c for c in cells if c))
+        return
+    for child in getattr(node, "childNodes", []):
+        _odf_blocks(child, out)
+
+
+def _odf_load(data: bytes, where: str, name: str, body: str) -> tuple[Any, Any]:
+    """An OpenDocument file and its ``body`` element (``text``, ``spreadsheet``, ``presentation``)."""
     from odf.opendocument import load
 
     try:
         document = load(io.BytesIO(data))
+        element = getattr(document, body, None)
     except Exception as exc:
-        raise ExtractionError(where, f"corrupt ODT: {type(exc).__name__}: {exc}") from None
+        raise ExtractionError(where, f"corrupt {name}: {type(exc).__name__}: {exc}") from None
+    if element is None:
+        raise ExtractionError(where, f"corrupt {name}: no {body} body")
+    return document, element
 
-    paragraphs: list[str] = []
 
-    def visit(node: Any) -> None:
-        qname = getattr(node, "qname", None)
-        if qname in ((TEXTNS, "p"), (TEXTNS, "h")):
-            paragraphs.append(teletype.extractText(node))
-            return
-        if qname == (TABLENS, "table-row"):
-            cells = [
-                teletype.extractText(c).strip()
-                for c in node.childNodes
-                if getattr(c, "qname", None) == (TABLENS, "table-cell")
-            ]
-            paragraphs.append(" | ".join(c for c in cells if c))
-            return
-        for child in getattr(node, "childNodes", []):
-            visit(child)
+def _odf_title(document: Any) -> str | None:
+    from odf import teletype
+    from odf.namespaces import DCNS
 
-    visit(document.text)
-    title = None
     for node in document.meta.childNodes:
         if getattr(node, "qname", None) == (DCNS, "title"):
-            title = teletype.extractText(node).strip() or None
-    return tidy(join_paragraphs(paragraphs)), title, {}
+            return teletype.extractText(node).strip() or None
+    return None
+
+
+def _odt(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    document, body = _odf_load(data, where, "ODT", "text")
+    paragraphs: list[str] = []
+    _odf_blocks(body, paragraphs)
+    return tidy(join_paragraphs(paragraphs)), _odf_title(document), {}
+
+
+# --------------------------------------------------------------------------- spreadsheets and slides
+
+
+class _TableBudget:
+    """What is left of ``MAX_TABLE_CELLS`` and ``MAX_TABLE_CHARS`` for one spreadsheet."""
+
+    def __init__(self) -> None:
+        self.cells = MAX_TABLE_CELLS
+        self.chars = MAX_TABLE_CHARS
+        self.cut = False
+
+    def row(self, cells: list[str], read: int) -> str | None:
+        """A row as one line (its non-empty cells joined by `` | ``; ``read``: the cells it
+        cost to read); None once the budget is spent."""
+        line = " | ".join(c for c in cells if c)
+        self.cells -= max(read, 1)
+        self.chars -= len(line)
+        if self.cells < 0 or self.chars < 0:
+            self.cut = True
+        return None if self.cut else line
+
+    def notes(self) -> dict[str, str]:
+        if not self.cut:
+            return {}
+        return {
+            "note": f"large spreadsheet: only the first {MAX_TABLE_CELLS:,} cells "
+            f"(or {MAX_TABLE_CHARS:,} characters) indexed"
+        }
+
+
+def _line(text: str) -> str:
+    """One cell or text paragraph on one line, its whitespace collapsed."""
+    return " ".join(text.split())
+
+
+def _cell_text(value: Any) -> str:
+    """A cell's value as it reads: whole numbers without ``.0``, dates without midnight."""
+    import datetime as dt
+
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return format(value, ".15g")
+    if isinstance(value, dt.datetime):
+        if value.time() == dt.time():
+            return value.date().isoformat()
+        return value.isoformat(sep=" ", timespec="minutes" if value.second == 0 else "seconds")
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    return _line(str(value))
+
+
+def _sheet_paragraph(name: str, lines: list[str]) -> str:
+    """A sheet (or slide) as one paragraph: its name as a heading line, then its lines."""
+    lines = [line for line in lines if line]
+    if not lines:
+        return ""
+    return "\n".join([_line(name), *lines] if name and name.strip() else lines)
+
+
+def _xlsx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    import openpyxl
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # openpyxl warns about unsupported extensions
+            book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except Exception as exc:
+        raise ExtractionError(where, f"corrupt XLSX: {type(exc).__name__}: {exc}") from None
+    budget = _TableBudget()
+    sheets: list[str] = []
+    try:
+        for sheet in book.worksheets:
+            if budget.cut:
+                break
+            # Stored dimensions are often wrong (a formatted column to XFD): rows are read
+            # as long as their last cell instead of padded to them.
+            sheet.reset_dimensions()
+            lines: list[str] = []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for values in sheet.iter_rows(values_only=True):
+                    line = budget.row([_cell_text(v) for v in values], len(values))
+                    if line is None:
+                        break
+                    lines.append(line)
+            sheets.append(_sheet_paragraph(sheet.title, lines))
+        title = ((book.properties.title if book.properties else None) or "").strip() or None
+    except Exception as exc:
+        raise ExtractionError(where, f"corrupt XLSX: {type(exc).__name__}: {exc}") from None
+    finally:
+        book.close()
+    return tidy(_CONTROL.sub("", join_paragraphs(sheets))), title, budget.notes()
+
+
+def _ods(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    from odf import teletype
+    from odf.namespaces import TABLENS, TEXTNS
+
+    document, body = _odf_load(data, where, "ODS", "spreadsheet")
+    budget = _TableBudget()
+
+    def repeat(node: Any, attr: str) -> int:
+        try:
+            return max(1, int(node.getAttrNS(TABLENS, attr) or 1))
+        except (TypeError, ValueError):
+            return 1
+
+    def rows(node: Any) -> Iterator[Any]:
+        for child in getattr(node, "childNodes", []):
+            qname = getattr(child, "qname", None)
+            if qname == (TABLENS, "table-row"):
+                yield child
+            elif qname in (
+                (TABLENS, "table-rows"),
+                (TABLENS, "table-header-rows"),
+                (TABLENS, "table-row-group"),
+            ):
+                yield from rows(child)
+
+    def cell_text(cell: Any) -> str:
+        parts = [
+            teletype.extractText(p)
+            for p in cell.childNodes
+            if getattr(p, "qname", None) in ((TEXTNS, "p"), (TEXTNS, "h"))
+        ]
+        return _line(" ".join(parts))
+
+    sheets: list[str] = []
+    for table in body.childNodes:
+        if getattr(table, "qname", None) != (TABLENS, "table") or budget.cut:
+            continue
+        lines: list[str] = []
+        for row in rows(table):
+            cells: list[str] = []
+            read = 0
+            for cell in row.childNodes:
+                if getattr(cell, "qname", None) != (TABLENS, "table-cell"):
+                    continue  # covered (merged) cells repeat nothing
+                text = cell_text(cell)
+                # a run of empty cells (often to the last column) costs one cell
+                n = min(repeat(cell, "number-columns-repeated"), MAX_TABLE_CELLS) if text else 1
+                cells.extend([text] * n)
+                read += n
+            line = " | ".join(c for c in cells if c)
+            # empty rows repeated to the sheet's end cost one row
+            times = repeat(row, "number-rows-repeated") if line else 1
+            for _ in range(min(times, MAX_TABLE_CELLS)):
+                got = budget.row(cells, read)
+                if got is None:
+                    break
+                lines.append(got)
+            if budget.cut:
+                break
+        sheets.append(_sheet_paragraph(table.getAttrNS(TABLENS, "name") or "", lines))
+    return tidy(_CONTROL.sub("", join_paragraphs(sheets))), _odf_title(document), budget.notes()
+
+
+def _pptx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    import pptx
+    from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
+
+    try:
+        deck = pptx.Presentation(io.BytesIO(data))
+    except Exception as exc:
+        raise ExtractionError(where, f"corrupt PPTX: {type(exc).__name__}: {exc}") from None
+    furniture = {PP_PLACEHOLDER.SLIDE_NUMBER, PP_PLACEHOLDER.DATE, PP_PLACEHOLDER.FOOTER}
+
+    def frame_lines(frame: Any) -> list[str]:
+        # a line break inside a paragraph comes as a vertical tab
+        return [_line(x) for p in frame.paragraphs for x in p.text.split("\v")]
+
+    def shape_lines(shape: Any) -> list[str]:
+        if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+            return [line for inner in shape.shapes for line in shape_lines(inner)]
+        if shape.is_placeholder and shape.placeholder_format.type in furniture:
+            return []
+        if shape.has_text_frame:
+            return frame_lines(shape.text_frame)
+        if getattr(shape, "has_table", False) and shape.has_table:
+            return [
+                " | ".join(c for c in (_line(cell.text) for cell in row.cells) if c)
+                for row in shape.table.rows
+            ]
+        return []
+
+    slides: list[str] = []
+    try:
+        for slide in deck.slides:
+            title = slide.shapes.title
+            lines = frame_lines(title.text_frame) if title is not None and title.has_text_frame else []
+            for shape in slide.shapes:
+                if title is None or shape.shape_id != title.shape_id:
+                    lines.extend(shape_lines(shape))
+            if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
+                lines.extend(frame_lines(slide.notes_slide.notes_text_frame))
+            slides.append("\n".join(line for line in lines if line))
+        doc_title = (deck.core_properties.title or "").strip() or None
+    except Exception as exc:
+        raise ExtractionError(where, f"corrupt PPTX: {type(exc).__name__}: {exc}") from None
+    return tidy(_CONTROL.sub("", join_paragraphs(slides))), doc_title, {}
+
+
+def _odp(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
+    from odf.namespaces import DRAWNS
+
+    document, body = _odf_load(data, where, "ODP", "presentation")
+    slides: list[str] = []
+    for page in body.childNodes:
+        if getattr(page, "qname", None) != (DRAWNS, "page"):
+            continue
+        blocks: list[str] = []
+        _odf_blocks(page, blocks)  # its frames in order, then its speaker notes
+        slides.append("\n".join(x for x in (_line(b) for b in blocks) if x))
+    return tidy(_CONTROL.sub("", join_paragraphs(slides))), _odf_title(document), {}
 
 
 def _epub(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
@@ -527,6 +800,10 @@ _EXTRACTORS: dict[str, _Extractor] = {
     "odt": _odt,
     "epub": _epub,
     "rtf": _rtf,
+    "xlsx": _xlsx,
+    "ods": _ods,
+    "pptx": _pptx,
+    "odp": _odp,
 }
 
 
@@ -555,10 +832,19 @@ def sniff_kind(data: bytes) -> str | None:
             return None
         if mimetype == b"application/epub+zip":
             return "epub"
-        if mimetype == b"application/vnd.oasis.opendocument.text":
-            return "odt"
+        odf = {
+            b"application/vnd.oasis.opendocument.text": "odt",
+            b"application/vnd.oasis.opendocument.spreadsheet": "ods",
+            b"application/vnd.oasis.opendocument.presentation": "odp",
+        }
+        if mimetype in odf:
+            return odf[mimetype]
         if "word/document.xml" in names:
             return "docx"
+        if "xl/workbook.xml" in names:
+            return "xlsx"
+        if "ppt/presentation.xml" in names:
+            return "pptx"
         return None
     lower = stripped[:512].lower()
     if lower.startswith((b"<!doctype html", b"<html")) or (lower.startswith(b"<?xml") and b"<html" in lower):
@@ -623,7 +909,8 @@ def extract_bytes(
         raise ExtractionError(key, too_large(len(data), max_bytes))
     kind = kind_for_name(filename, content_type) or sniff_kind(data)
     if kind is None:
-        raise ExtractionError(key, "unsupported format")
+        ext = os.path.splitext(filename)[1].lower()
+        raise UnsupportedFormat(key, UNSUPPORTED_FORMATS.get(ext, "unsupported format"))
     if kind == "email":
         from engine.mail import parse_message
 
@@ -668,6 +955,9 @@ def iter_extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Docume
         yield ExtractionError(path, "is a folder, not a file or mail store")
         return
     try:
+        unsupported = UNSUPPORTED_FORMATS.get(path.suffix.lower())
+        if unsupported:  # not even read
+            raise UnsupportedFormat(path, unsupported)
         data, st = read_file(path, max_bytes)
         kind = kind_for_name(path.name)
         if not data or data.isspace():
@@ -678,10 +968,15 @@ def iter_extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Docume
                 str(path), str(path), kind if kind in _EXTRACTORS else "text", path.name, "", fields
             )
             return
+        sniffed = kind is None
         if kind is None:
             kind = sniff_kind(data)
-            if kind is None:
-                raise ExtractionError(path, "unsupported binary format")
+        unknown = UnsupportedFormat(
+            path,
+            "binary data in a format that is not supported" + (f" ({path.suffix})" if path.suffix else ""),
+        )
+        if kind is None:
+            raise unknown
         if kind == "email":
             from engine.mail import parse_message
 
@@ -690,11 +985,31 @@ def iter_extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Docume
             )
             return
         fields = {"date": iso_utc(st.st_mtime)}
-        yield document_from_bytes(data, kind, key=str(path), path=str(path), title=path.name, fields=fields)
+        try:
+            doc = document_from_bytes(
+                data, kind, key=str(path), path=str(path), title=path.name, fields=fields
+            )
+        except ExtractionError as exc:
+            if sniffed and exc.reason == BINARY_DATA:  # no extension we know, and not text either
+                raise unknown from None
+            raise
+        yield doc
     except ExtractionError as exc:
         yield exc
     except Exception as exc:  # a library bug on odd input must not stop an indexing run
         yield ExtractionError(path, f"extraction failed: {type(exc).__name__}: {exc}")
+
+
+def name_only_document(path: str | Path) -> Document:
+    """A file whose content could not be read, or is in a format that is not read, as a
+    Document with no text: the indexer still indexes its name. Its kind is the one its
+    extension names (``other`` when none, or for an e-mail file, which would need headers)."""
+    p = Path(path)
+    kind = kind_for_name(p.name)
+    fields: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        fields["date"] = iso_utc(os.stat(p).st_mtime)
+    return Document(str(path), str(path), kind if kind and kind != "email" else "other", p.name, "", fields)
 
 
 def extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> list[Document]:

@@ -63,14 +63,29 @@ def split_paragraphs(text: str) -> list[Span]:
     return spans
 
 
-def split_passages(text: str, max_chars: int = MAX_PASSAGE_CHARS) -> list[list[Span]]:
+def _line_sentences(text: str, offset: int) -> list[Span]:
+    """Sentences of each line of ``text`` on its own (a line never continues on the next)."""
+    out: list[Span] = []
+    pos = 0
+    for line in text.split("\n"):
+        out.extend(split_sentences(line, offset=offset + pos))
+        pos += len(line) + 1
+    return out
+
+
+def split_passages(text: str, max_chars: int = MAX_PASSAGE_CHARS, lines: bool = False) -> list[list[Span]]:
     """Passages of ``text``, each a list of sentence spans (offsets into ``text``).
 
-    Paragraphs longer than ``max_chars`` are cut into windows of whole sentences.
+    Paragraphs longer than ``max_chars`` are cut into windows of whole sentences. With
+    ``lines``, a line break also ends a sentence (a spreadsheet's rows, a slide's bullets:
+    lines without closing punctuation that the sentence breaker would run together).
     """
     passages: list[list[Span]] = []
     for para in split_paragraphs(text):
-        sentences = split_sentences(para.text, offset=para.start)
+        if lines:
+            sentences = _line_sentences(para.text, para.start)
+        else:
+            sentences = split_sentences(para.text, offset=para.start)
         window: list[Span] = []
         size = 0
         for sent in sentences:

@@ -73,8 +73,8 @@ BINARY_EXTENSIONS = frozenset(
         # data / databases / model weights
         " .db .sqlite .sqlite3 .mdb .accdb .dbf .parquet .feather .arrow .npy .npz .pkl .pickle"
         " .h5 .hdf5 .pt .pth .ckpt .onnx .safetensors .tfrecord"
-        # office formats we do not extract (binary legacy / spreadsheets / slides)
-        " .doc .xls .xlsx .xlsm .ppt .pptx .ods .odp .key .numbers .pages"
+        # (office formats are not here: those not read, such as .doc, are indexed by name
+        # and listed as skipped; see engine.extract.UNSUPPORTED_FORMATS)
         # misc
         " .swp .swo"
     )
