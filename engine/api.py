@@ -25,6 +25,7 @@ from pathlib import Path
 
 from engine import model_store
 from engine.catalog import Catalog, Source, now_iso
+from engine.documents import SKIPPED_PREFIX
 from engine.encode import SparseEncoder, default_bundle_dir
 from engine.extract import iter_extract
 from engine.index import IndexFormatError, IndexLockedError, SentenceIndex
@@ -76,11 +77,13 @@ class SourceInfo:
 @dataclass
 class FileError:
     """A file (or a message or attachment inside one) that could not be indexed, or was
-    indexed only in part, with the reason and when it was seen."""
+    indexed only in part, with the reason and when it was seen. ``skipped``: not a failure
+    but a format that is not read (the file is found by its name only)."""
 
     path: str
     reason: str
     when: str
+    skipped: bool = False
 
 
 class Engine:
@@ -420,14 +423,16 @@ class Engine:
         """The sentences of every indexed document, in document order (what adaptation
         trains on), cut exactly as the indexer cuts them; at most ``limit``, taken evenly
         across documents when there are more."""
-        from engine.segment import split_passages
+        from engine.pipeline import passages_of
 
         store = TextStore(self._cat())
-        rows = store.db.execute("SELECT key FROM doc_texts ORDER BY rowid").fetchall()
+        rows = store.db.execute(
+            "SELECT t.key, d.kind FROM doc_texts t LEFT JOIN documents d ON d.key = t.key ORDER BY t.rowid"
+        ).fetchall()
         out: list[str] = []
-        for (key,) in rows:
+        for key, kind in rows:
             text = store.text(key) or ""
-            for passage in split_passages(text):
+            for passage in passages_of(text, kind or ""):
                 out.extend(span.text for span in passage)
         if len(out) > limit:
             step = len(out) / limit
@@ -620,7 +625,7 @@ class Engine:
             )
             .fetchall()
         )
-        return [FileError(p, r, w or "") for p, r, w in rows]
+        return [FileError(p, r, w or "", r.startswith(SKIPPED_PREFIX)) for p, r, w in rows]
 
     def status(self) -> dict:
         """A JSON-able summary: home, model, generation, counts, sources, errors."""
@@ -665,6 +670,10 @@ class Engine:
             "files": counts["files"],
             "files_ok": counts["ok"],
             "files_error": counts["error"],
+            # formats that are not read (found by their name; listed in errors as skipped)
+            "files_skipped": cat.db.execute(
+                "SELECT COUNT(*) FROM files WHERE last_error LIKE ?", [SKIPPED_PREFIX + "%"]
+            ).fetchone()[0],
             "files_pending": counts["pending"],
             "sentences": counts["sentences"] if sentences is None else sentences,
             "index_bytes": size,

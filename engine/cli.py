@@ -172,8 +172,11 @@ def _run_index(engine, paths, quiet: bool) -> int:
         f"indexed {p.files_done} changed file(s), {p.sentences_done} sentences "
         f"({p.rate:.0f}/s); index holds {st['sentences']} sentences from {st['files']} files"
     )
-    if errors:
-        print(f"{len(errors)} file(s) with problems: run 'sparcdesk status' for the reasons")
+    skipped = sum(e.skipped for e in errors)
+    if len(errors) > skipped:
+        print(f"{len(errors) - skipped} file(s) with problems: run 'sparcdesk status' for the reasons")
+    if skipped:
+        print(f"{skipped} file(s) skipped (format not read; found by name): see 'sparcdesk status'")
     return 0
 
 
@@ -255,9 +258,15 @@ def cmd_status(args) -> int:
                 f"source:    {s['path']} [{s['kind']}]: {s['files']} files, {s['sentences']} sentences, "
                 f"{s['errors']} errors, last indexed {s['last_indexed'] or 'never'}"
             )
-        if st["errors"]:
-            print(f"problems ({len(st['errors'])}):")
-            for e in st["errors"]:
+        skipped = [e for e in st["errors"] if e.get("skipped")]
+        problems = [e for e in st["errors"] if not e.get("skipped")]
+        if skipped:
+            print(f"skipped ({len(skipped)}): formats that are not read; each is found by its name")
+            for e in skipped:
+                print(f"  {e['path']}\n      {e['reason']}")
+        if problems:
+            print(f"problems ({len(problems)}):")
+            for e in problems:
                 print(f"  {e['path']}\n      {e['reason']}")
         return 0
     finally:

@@ -65,9 +65,9 @@ from engine.catalog import (
     now_iso,
 )
 from engine.docindex import DocumentText, mail_header_lines
-from engine.documents import Document, ExtractionError
+from engine.documents import LINE_KINDS, SKIPPED_PREFIX, Document, ExtractionError, UnsupportedFormat
 from engine.encode import DEFAULT_BATCH, SparseEncoder
-from engine.extract import MAX_FILE_BYTES, iter_extract
+from engine.extract import MAX_FILE_BYTES, iter_extract, name_only_document
 from engine.index import (
     META_FILE,
     IndexFormatError,
@@ -76,9 +76,9 @@ from engine.index import (
     SentenceRecord,
     folder_terms,
 )
-from engine.paths import Layout
+from engine.paths import Layout, display
 from engine.quantize import Quantizer
-from engine.segment import split_passages
+from engine.segment import Span, split_passages
 from engine.sparse import SparseVector, stack_weights
 from engine.walk import IGNORE_FILE, Rules, classify, is_maildir, walk
 
@@ -363,14 +363,38 @@ def addresses(value: str) -> list[str]:
 
 
 #: What a document becomes in the index. A new value re-encodes every document whose
-#: records it changes on the next run (2: e-mail header lines as sentences).
-RECORDS_VERSION = "2"
+#: records it changes on the next run (2: e-mail header lines as sentences; 3: a file's
+#: name as a line of its own, see ``records_of``).
+RECORDS_VERSION = "3"
 
 
-def document_digest(doc: Document) -> str:
+def has_name_line(doc: Document) -> bool:
+    """Whether ``doc`` is a file of its own (not an e-mail, not an attachment), whose name is
+    indexed as a line (``field="name"``), so that every file can be found by its name."""
+    return doc.kind != "email" and doc.parent_key is None and bool(doc.path)
+
+
+def records_of(doc: Document) -> str:
+    """The records version in which the records of a document like ``doc`` last changed (at
+    most ``RECORDS_VERSION``). It is part of the document's digest, so a new version
+    re-encodes only the documents whose records it changes."""
+    if doc.kind == "email":
+        return str(min(2, int(RECORDS_VERSION)))  # header lines came with 2
+    return "3" if has_name_line(doc) else ""  # a file's name line came with 3
+
+
+def passages_of(text: str, kind: str) -> list[list[Span]]:
+    """A document's passages and sentences as the indexer cuts them (lines of spreadsheets
+    and slides are sentences of their own)."""
+    return split_passages(text, lines=kind in LINE_KINDS)
+
+
+def document_digest(doc: Document, records: str | None = None) -> str:
+    """Digest of what the index holds of ``doc``; ``records``: as of that records version
+    (default: the current one, ``records_of``)."""
     h = hashlib.blake2b(digest_size=16)
     for part in (
-        RECORDS_VERSION if doc.kind == "email" else "",
+        records_of(doc) if records is None else records,
         doc.key,
         doc.kind,
         doc.title,
@@ -394,6 +418,8 @@ class PreparedDoc:
     records: list[SentenceRecord]
     #: The whole document for the document-level BM25 index (header lines included).
     whole: DocumentText | None = None
+    #: Stands in for a file whose content could not be read: its name only.
+    name_only: bool = False
 
 
 def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
@@ -413,7 +439,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     contexts: list[str] = []
     records: list[SentenceRecord] = []
     position = 0
-    for passage in split_passages(doc.text):
+    for passage in passages_of(doc.text, doc.kind):
         p_start, p_end = passage[0].start, passage[-1].end
         passage_text = doc.text[p_start:p_end]
         for i, span in enumerate(passage):
@@ -438,6 +464,11 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             records.append(rec)
             position += 1
     header = mail_header_lines(f) if doc.kind == "email" else []
+    if has_name_line(doc):
+        # A file is found by its name, also when its content is not read (an unsupported
+        # format, a damaged file: then this line is all it has). Shown as its name, it only
+        # answers when no other sentence of the file matches (engine.search.is_heading_record).
+        header = [("name", display(Path(doc.path).name))]
     if records or header:
         # A message's header lines are sentences too, so a question about a person finds
         # the messages they sent or received and can be answered by the line itself
@@ -467,7 +498,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             position += 1
     whole = None
     if records:
-        head = [x for _, x in header] if header else [doc.title, Path(doc.path).name]
+        head = [x for _, x in header] if header and doc.kind == "email" else [doc.title, Path(doc.path).name]
         whole = DocumentText(
             doc_key=doc.key,
             body="\n".join([*head, doc.text]),
@@ -530,6 +561,7 @@ class _Job:
     kept_docs: dict[str, int] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
     unit_error: str | None = None
+    name_only: bool = False  # its content could not be read: indexed by its name only
     sentences: int = 0
     outstanding: int = 0
     extracted: bool = False
@@ -768,7 +800,12 @@ class Indexer:
         todo = set(changes.to_index)
         for path in changes.unchanged:
             st = known.get(path)
-            if st is not None and st.status == "ok" and (st.generation != gen or path in redo or self._upgrading):
+            # A failed file is in the index by its name (it has a generation; one failed
+            # before names were indexed is re-read by the upgrade); it follows a new model.
+            indexed = st is not None and (
+                st.status == "ok" or (st.status == "error" and (st.generation is not None or self._upgrading))
+            )
+            if indexed and (st.generation != gen or path in redo or self._upgrading):
                 todo.add(path)
         stats = {p: (s, m) for p, s, m in units}
         jobs = []
@@ -929,6 +966,9 @@ class Indexer:
         note = doc.fields.get("note")
         if note:  # fallback decoding, empty file, skipped PDF pages: worth showing in status
             job.reasons.append(note if doc.key == job.path else f"{doc.key}: {note}")
+        job.name_only = job.name_only or prepared.name_only
+        if self._add_name_line(job, prepared):
+            return
         if job.keep and job.digests.get(doc.key) == prepared.digest:
             if self._upgrading and prepared.whole is not None:
                 self._wholes.append(prepared.whole)
@@ -954,8 +994,37 @@ class Indexer:
         except Exception as exc:  # anything odd in one document must not stop the run
             job.reasons.append(f"{doc.key}: {type(exc).__name__}: {exc}")
 
+    def _add_name_line(self, job: _Job, prepared: PreparedDoc) -> bool:
+        """While upgrading an index from before file names were lines (records version 2):
+        a kept file gains its name line alone, without re-encoding its text. Journalled like
+        any re-added document, so a crash before its unit is recorded re-adds it whole."""
+        doc = prepared.doc
+        stored = job.digests.get(doc.key)
+        if not (self._upgrading and job.keep and stored is not None and has_name_line(doc)):
+            return False
+        names = [i for i, r in enumerate(prepared.records) if r.field == "name"]
+        if (
+            stored == prepared.digest
+            or stored != document_digest(doc, records="")
+            or len(names) != 1
+            or job.kept_docs.get(doc.key) != len(prepared.records) - 1
+        ):
+            return False
+        i = names[0]
+        self._handled.append((job.path, doc.key, prepared.digest, doc.text))
+        job.docs.append(DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, len(prepared.records)))
+        job.sentences += len(prepared.records)
+        if prepared.whole is not None:
+            self._wholes.append(prepared.whole)
+        self._buffer.append(_Pending(job, prepared.records[i], prepared.sentences[i], prepared.contexts[i]))
+        job.outstanding += 1
+        return True
+
     def _part_error(self, job: _Job, err: ExtractionError) -> None:
-        if err.path == job.path:
+        if err.path == job.path and isinstance(err, UnsupportedFormat):
+            # not a failure: listed as skipped, and found by its name (the producer adds it)
+            job.reasons.insert(0, f"{SKIPPED_PREFIX}{err.reason}; only its name is searchable")
+        elif err.path == job.path:
             job.unit_error = err.reason
         else:
             job.reasons.append(f"{err.path}: {err.reason}")
@@ -967,7 +1036,7 @@ class Indexer:
             self._deletes.extend(sorted(job.old_keys))
         else:
             self._deletes.extend(sorted(job.old_keys - job.seen))
-            if job.unit_error is not None:
+            if job.unit_error is not None and not job.name_only:
                 job.reasons.insert(0, job.unit_error)
                 job.unit_error = None
         if job.outstanding == 0:
@@ -1066,7 +1135,7 @@ class Indexer:
     def _record_job(self, job: _Job) -> None:
         cat = self.catalog
         gen = self.generation.id if self.generation else None
-        if job.unit_error is not None:
+        if job.unit_error is not None and not job.docs:
             old = cat.replace_documents(job.path, [])
             _delete_messages(cat, old)
             self.store.forget_unit(job.path)
@@ -1084,6 +1153,12 @@ class Indexer:
             reason = "; ".join(job.reasons[:MAX_REASONS]) + (f"; and {extra} more" if extra > 0 else "")
         if job.sentences == 0:
             reason = "nothing to index: " + (reason or ("no documents" if not job.docs else "no text found"))
+        status = "ok"
+        if job.unit_error is not None:
+            # Its content could not be read (a damaged file, a permission): a failure, listed
+            # and retried when it changes, but the file is in the index by its name.
+            status = "error"
+            reason = job.unit_error + (f"; {reason}" if reason else "")
         cat.upsert_file(
             FileState(
                 job.path,
@@ -1091,7 +1166,7 @@ class Indexer:
                 job.size,
                 job.mtime_ns,
                 job.hash,
-                "ok",
+                status,
                 reason,
                 job.sentences,
                 now_iso(),
@@ -1124,27 +1199,36 @@ def _produce(jobs: Sequence[_Job], q: queue.Queue, stop: threading.Event) -> Non
             if not put(("start", job, file_hash)):
                 return
             mail: dict[str, dict[str, str]] = {}
+            docs = 0
+            failed = False
             try:
                 for item in iter_extract(Path(job.path)):
                     if stop.is_set():
                         return
                     if isinstance(item, ExtractionError):
                         msg: tuple[str, _Job | None, object] = ("error", job, item)
+                        failed = failed or item.path == job.path
                     else:
                         try:
                             msg = ("doc", job, prepare(item, mail))
+                            docs += 1
                         except Exception as exc:  # one odd document must not cost its unit
                             log.exception("segmenting %s failed", item.key)
                             reason = f"indexing failed: {type(exc).__name__}: {exc}"
                             msg = ("error", job, ExtractionError(item.key, reason))
+                            failed = failed or item.key == job.path
                     if not put(msg):
                         return
             except Exception as exc:  # a bug on one odd unit must not stop the run
                 log.exception("extraction of %s failed", job.path)
+                failed = True
                 if not put(
                     ("error", job, ExtractionError(job.path, f"indexing failed: {type(exc).__name__}: {exc}"))
                 ):
                     return
+            name_only = _name_only(job.path) if failed and not docs else None
+            if name_only is not None and not put(("doc", job, name_only)):
+                return
             if not put(("end", job, None)):
                 return
     finally:
@@ -1156,6 +1240,20 @@ def _produce(jobs: Sequence[_Job], q: queue.Queue, stop: threading.Event) -> Non
                 if stop.is_set():
                     with contextlib.suppress(queue.Empty):
                         q.get_nowait()
+
+
+def _name_only(path: str) -> PreparedDoc | None:
+    """A file whose content could not be read (or is in a format not read), as a document of
+    its name alone, so that every file can be found; None for a mail store or a file gone."""
+    try:
+        if not os.path.isfile(path) or classify(Path(path)) != "file":
+            return None
+        prepared = prepare(name_only_document(path), {})
+    except Exception:  # never worse than the failure it stands in for
+        log.exception("indexing the name of %s failed", path)
+        return None
+    prepared.name_only = True
+    return prepared
 
 
 def _drain(q: queue.Queue | None, producer: threading.Thread | None) -> None:

@@ -86,7 +86,7 @@ def test_bad_files_are_reported_and_the_rest_is_indexed(
         assert "symbolic link loop" in reasons["loop"]
         assert "loop" in reasons["back"] and "not followed" in reasons["back"]
         assert "not valid UTF-8" in reasons["latin1.txt"]
-        assert reasons["empty.txt"] == "nothing to index: empty file"
+        assert reasons["empty.txt"] == "empty file"  # indexed: by its name
         assert "No such file or directory" in reasons["vanishing.txt"]
         assert "unexpected failure inside the indexer" in reasons["crashing.txt"]
         assert all(x.when for x in e.errors())
@@ -185,7 +185,7 @@ def test_kill_9_during_indexing_then_restart(tmp_path: Path) -> None:
         after = {f.path for f in cat.files() if f.status == "ok"}
         assert before <= after and len(after) == len(files)
         assert_complete(e, files)
-        assert e.status()["sentences"] == len(files)
+        assert e.status()["sentences"] == 2 * len(files)  # each file's sentence and its name line
         hit = e.ask("Which file records the token word123?", top=1, hybrid=True)[0]
         assert hit.path == str(d / "f123.txt")
         cat.close()
