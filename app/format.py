@@ -21,6 +21,11 @@ KIND_LABELS: dict[str, str] = {
     "odt": "OpenDocument text",
     "epub": "EPUB book",
     "rtf": "Rich text",
+    "xlsx": "Excel workbook",
+    "ods": "OpenDocument spreadsheet",
+    "pptx": "PowerPoint presentation",
+    "odp": "OpenDocument presentation",
+    "other": "Other file (name only)",
     "email": "E-mail",
 }
 
@@ -34,6 +39,11 @@ KIND_BADGES: dict[str, str] = {
     "odt": "ODT",
     "epub": "EPUB",
     "rtf": "RTF",
+    "xlsx": "XLS",
+    "ods": "ODS",
+    "pptx": "PPT",
+    "odp": "ODP",
+    "other": "FILE",
     "email": "",
 }
 

@@ -22,6 +22,11 @@ KIND_COLORS: dict[str, str] = {
     "odt": "#1f7a8c",
     "epub": "#7b8b2e",
     "rtf": "#8e44ad",
+    "xlsx": "#217346",
+    "ods": "#3a8f3a",
+    "pptx": "#c43e1c",
+    "odp": "#b5651d",
+    "other": "#9ca3af",
     "email": "#1976d2",
 }
 

@@ -32,6 +32,10 @@ from app.icons import kind_icon
 BEST_COLOR = QColor("#ffd54f")  # the hit being looked at
 OTHER_COLOR = QColor("#fff3c4")  # the document's other hits
 MAX_PREVIEW_CHARS = 1_000_000  # longer documents are previewed around the answer
+NO_TEXT = (
+    "No text of this file is indexed: it is empty, could not be read, or is in a format that is"
+    " not read (Sources lists why). It was found by its name."
+)
 REFLOW_KINDS = ("pdf", "email")  # hard-wrapped text: joined into paragraphs for reading
 
 _HARD_BREAK = re.compile(r"(?<=[^\n]{40})\n(?=[^\s>\-*•\d])")
@@ -223,7 +227,7 @@ class PreviewPane(QWidget):
             lo = text.rfind("\n", 0, lo) + 1 if lo else 0
         shown = reflow(text[lo:hi]) if self.answer.kind in REFLOW_KINDS else text[lo:hi]
         self.partial = (lo, hi, len(text)) if (lo, hi) != (0, len(text)) else None
-        self.text.setPlaceholderText("")
+        self.text.setPlaceholderText("" if text.strip() else NO_TEXT)
         self.text.setPlainText(shown)
         self.hits = [
             HitSpan(qt_offset(shown, a - lo), qt_offset(shown, b - lo), best, score)

@@ -1,8 +1,9 @@
 """The Sources dialog: folders and mail stores being indexed, their counts, their failures.
 
 Add a folder or a mail store (mbox file or Maildir folder), remove one, edit its exclusion
-patterns, update the index; below, the files that could not be read and why (for the
-selected source, or all of them).
+patterns, update the index; below, the files that could not be read and those skipped
+because their format is not read (found by their name only), with why (for the selected
+source, or all of them).
 """
 
 from __future__ import annotations
@@ -196,8 +197,15 @@ class SourcesDialog(QDialog):
             for c, item in enumerate(items):
                 self.errors_table.setItem(r, c, item)
         where = f" in {src.path}" if src is not None else ""
+        skipped = sum(1 for e in errors if getattr(e, "skipped", False))
+        failed = len(errors) - skipped
+        parts = []
+        if failed:
+            parts.append(f"{format_count(failed)} could not be read")
+        if skipped:
+            parts.append(f"{format_count(skipped)} skipped (format not read; found by their name)")
         self.errors_label.setText(
-            f"Files that could not be read{where}: {len(errors)}" if errors else f"No files failed{where}."
+            f"Files{where}: {', '.join(parts)}" if parts else f"No files failed or were skipped{where}."
         )
 
     def _selection_changed(self) -> None:

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import QMessageBox  # noqa: E402
 from app.backend import Backend  # noqa: E402
 from app.format import collapse, passage_html, result_html  # noqa: E402
 from app.main import make_engine_factory  # noqa: E402
+from app.preview import NO_TEXT  # noqa: E402
 from app.progress import progress_percent  # noqa: E402
 from app.qtcompat import install_none_guard  # noqa: E402
 from app.window import ADAPT_TIP, MainWindow  # noqa: E402
@@ -333,6 +334,44 @@ def test_sources_dialog_lists_counts_and_failed_files(qtbot, open_window, sample
     broken = str(sample_home.corpus / "documents" / "broken.pdf")
     assert broken in rows and rows[broken]
     dialog.close()
+
+
+def test_sources_dialog_lists_a_skipped_file_with_its_reason_and_it_is_found_by_name(
+    qtbot, open_window, tmp_path
+):
+    """Issue 15: a file of a format that is not read is listed as skipped, with why, and its
+    name finds it; a spreadsheet is found by its text."""
+    openpyxl = pytest.importorskip("openpyxl")
+    folder = tmp_path / "office"
+    folder.mkdir()
+    roadmap = folder / "roadmap.doc"
+    roadmap.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))  # Word 97-2003
+    book = openpyxl.Workbook()
+    book.active.title = "Crew"
+    book.active.append(["Vessel", "Captain"])
+    book.active.append(["The research ship Halcyon", "Captain Ingrid Solvang"])
+    book.save(folder / "crew.xlsx")
+    home = tmp_path / "home"
+    with Engine(home=home) as engine:
+        engine.add_source(folder)
+        engine.index()
+    window = open_window(home)
+    window.show_sources()
+    dialog = window._sources_dialog
+    qtbot.waitUntil(lambda: dialog.errors_table.rowCount() == 1, timeout=WAIT_MS)
+    assert dialog.errors_table.item(0, 0).text() == str(roadmap)
+    reason = dialog.errors_table.item(0, 1).text()
+    assert reason.startswith("skipped: Word 97-2003 document (.doc) is not supported")
+    assert "save it as .docx" in reason
+    assert "1 skipped" in dialog.errors_label.text() and "could not be read" not in dialog.errors_label.text()
+    assert dialog.table.item(0, 3).text() == "0"  # not counted as an error
+    dialog.close()
+
+    first = type_question(qtbot, window, "roadmap").answers[0]
+    assert (first.path, first.best.sentence, first.kind) == (str(roadmap), "roadmap.doc", "other")
+    qtbot.waitUntil(lambda: window.preview.text.placeholderText() == NO_TEXT, timeout=WAIT_MS)
+    first = type_question(qtbot, window, "Who is the captain of the research ship Halcyon?").answers[0]
+    assert first.path == str(folder / "crew.xlsx") and "Ingrid Solvang" in first.best.sentence
 
 
 def test_adding_a_folder_indexes_it_with_progress_to_100(qtbot, open_window, tmp_path, monkeypatch):
