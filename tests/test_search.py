@@ -128,14 +128,19 @@ def test_answer_passage_offsets_document_text_and_highlights(engine: Engine) -> 
                 for s, e in hit.highlights:
                     assert 0 <= s < e <= len(hit.passage)
             text = engine.document_text(a.doc_key)
-            if a.best.field:  # a header line: shown as the answer, not part of the text
+            if a.best.field == "name":  # a file's name line (only when nothing else in it matches)
+                assert a.doc_start == -1 and a.best.sentence == Path(a.path).name
+            elif a.best.field:  # a header line: shown as the answer, not part of the text
                 assert a.doc_start == -1 and a.kind == "email"
                 assert a.best.sentence.lower().startswith(a.best.field + ":")
             else:
                 assert text[a.doc_start : a.doc_start + len(a.best.sentence)] == a.best.sentence
                 assert a.best.passage in text
-            # Sentences by score, then headings (context, not answers) by score.
-            hits = [(is_heading(h.sentence) and not h.field, h.score) for h in (a.best, *a.others)]
+            # Sentences by score, then headings (context, not answers) and name lines by score.
+            hits = [
+                ((is_heading(h.sentence) and not h.field) or h.field == "name", h.score)
+                for h in (a.best, *a.others)
+            ]
             assert hits == sorted(hits, key=lambda x: (x[0], -x[1]))
             assert len(a.others) <= 3
 
