@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from engine import model_store
+from engine import model_store, writelock
 from engine.catalog import Catalog, Source, now_iso
 from engine.documents import SKIPPED_PREFIX
 from engine.encode import SparseEncoder, default_bundle_dir
@@ -92,6 +92,9 @@ class Engine:
     #: Commit policy of indexing runs (see :mod:`engine.pipeline`).
     commit_every: int = 2000
     commit_seconds: float = 20.0
+    #: How long a write waits for another writer of this home (another process indexing
+    #: any source, adapting, restoring) before :class:`IndexLockedError`; None: no limit.
+    lock_wait_s: float | None = 0.0
 
     def __init__(
         self, home: Path | None = None, bundle_dir: Path | None = None, threads: int | None = None
@@ -197,6 +200,10 @@ class Engine:
             self._reader.reload()
         return self._reader
 
+    def _writing(self, task: str):
+        """The home's writer lock for one write (:mod:`engine.writelock`)."""
+        return writelock.hold(self.layout.home, task, self.lock_wait_s)
+
     @staticmethod
     def _abs(path: Path | str) -> Path:
         return Path(os.path.abspath(Path(path).expanduser()))
@@ -227,6 +234,13 @@ class Engine:
         p = self._abs(path)
         if not os.path.exists(p):
             raise FileNotFoundError(f"no such file or folder: {p}")
+        with self._writing("adding a source"):
+            info = self._add_source(p, exclude)
+        if self._watcher is not None:
+            self._watcher.refresh()  # a running watch covers the new source at once
+        return info
+
+    def _add_source(self, p: Path, exclude: Sequence[str]) -> SourceInfo:
         cat = self._cat()
         outer = self._find_source(p)
         if outer is not None and outer.path != str(p):
@@ -244,8 +258,6 @@ class Engine:
                     cat.db.execute("DELETE FROM sources WHERE id = ?", [s.id])
         src = cat.get_source(sid)
         assert src is not None
-        if self._watcher is not None:
-            self._watcher.refresh()  # a running watch covers the new source at once
         return self._info(src)
 
     def remove_source(self, path: Path) -> None:
@@ -255,7 +267,7 @@ class Engine:
         src = next((s for s in cat.sources() if s.path == str(p)), None)
         if src is None:
             raise KeyError(f"not a source: {p}")
-        with self._write_lock:
+        with self._writing("removing a source"), self._write_lock:
             store = TextStore(cat)
             units = [f.path for f in cat.files(src.id)]
             keys: set[str] = set()
@@ -322,7 +334,7 @@ class Engine:
         cat = Catalog(self.layout.catalog)  # a connection of its own for this run's thread
         try:
             indexer = self._indexer(catalog=cat, **kw)  # type: ignore[arg-type]
-            with self._write_lock:
+            with self._writing("indexing"), self._write_lock:
                 self._indexing += 1
                 before = cat.active_generation()
                 try:
@@ -454,6 +466,19 @@ class Engine:
         complete; the current one answers until then. Cancelling keeps what was done: the
         next call resumes (training from its checkpoint, re-encoding from its last commit).
         Returns the adapted bundle's folder."""
+        with self._writing("adapting the model"):
+            return self._adapt(steps, mlm, vocab_expansion, on_adapt, progress, cancel, reencode)
+
+    def _adapt(
+        self,
+        steps: int,
+        mlm: str | None,
+        vocab_expansion: bool,
+        on_adapt: Callable[[object], None] | None,
+        progress: Callable[[Progress], None] | None,
+        cancel: threading.Event | None,
+        reencode: bool,
+    ) -> Path:
         from engine.adapt import DEFAULT_MLM, Cancelled, adapt_bundle
 
         self._follow_model_choice()
@@ -497,6 +522,10 @@ class Engine:
     def restore_model(self, progress: Callable[[Progress], None] | None = None) -> dict:
         """Make the previous model and its generation live again (the one the last switch
         retired), then bring it up to date with what changed since. Returns what was done."""
+        with self._writing("restoring the previous model"):
+            return self._restore_model(progress)
+
+    def _restore_model(self, progress: Callable[[Progress], None] | None) -> dict:
         home = self.layout.home
         prev = model_store.load(home).get("previous") or {}
         cat = self._cat()

@@ -32,6 +32,8 @@ import sqlite_utils
 from engine.paths import STORE_MARK, from_store, to_store
 
 SCHEMA_VERSION = 1
+#: How long a write waits for another connection's transaction (SQLite's busy timeout).
+BUSY_TIMEOUT_S = 30.0
 
 FILE_STATUSES = ("ok", "error", "pending")
 SOURCE_KINDS = ("folder", "mailstore")
@@ -187,7 +189,7 @@ class Catalog:
         # Autocommit mode: transactions are explicit (see module docstring); a long busy
         # timeout because the indexer and the window share the file.
         conn = sqlite3.connect(
-            str(path), timeout=30.0, isolation_level=None, check_same_thread=False, factory=_Connection
+            str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False, factory=_Connection
         )
         self.db = sqlite_utils.Database(conn)
         self._conn = conn
@@ -231,7 +233,21 @@ class Catalog:
         self._depth = 0
         self._conn.execute("COMMIT")
 
+    def _has_tables(self, *names: str) -> bool:
+        """Whether every table (or index) in ``names`` exists (a read: opening a catalog another
+        process is writing must not wait for that process's transaction)."""
+        rows = self._conn.execute(
+            f"SELECT COUNT(*) FROM sqlite_master WHERE type IN ('table', 'index') AND name IN ({', '.join('?' * len(names))})",
+            list(names),
+        ).fetchone()
+        return int(rows[0]) == len(names)
+
     def _create_tables(self) -> None:
+        if (
+            self._conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+            and self._has_tables("sources", "files", "documents", "messages", "generations", "idx_one_active")
+        ):
+            return  # created before: nothing to write
         db = self.db
         db["sources"].create(
             {

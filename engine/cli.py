@@ -21,6 +21,7 @@ import datetime as _dt
 import json
 import os
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -186,6 +187,7 @@ def _run_index(engine, paths, quiet: bool) -> int:
 def cmd_index(args) -> int:
     engine = _engine(args)
     try:
+        engine.lock_wait_s = None if args.wait is not None and args.wait < 0 else (args.wait or 0.0)
         if args.commit_every:
             engine.commit_every = args.commit_every
         paths = [Path(p) for p in args.paths]
@@ -499,6 +501,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", help="folders, mbox files, Maildir folders, .eml files")
     s.add_argument("--exclude", action="append", metavar="GLOB", help="skip matching paths (repeatable)")
     s.add_argument("--commit-every", type=int, default=None, metavar="N", help="commit every N sentences")
+    s.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="when another sparcdesk process is writing the index, wait up to this long for it"
+        " (-1: as long as it takes; default: do not wait, exit with code 3)",
+    )
     s.set_defaults(func=cmd_index)
 
     from engine.query import SYNTAX_HELP
@@ -612,7 +622,17 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except IndexLockedError as exc:
         print(
-            f"sparcdesk: {exc}. Wait for it to finish (or close the other sparcdesk window) and retry.",
+            f"sparcdesk: {exc}. Wait for it to finish (or close the other sparcdesk window) and retry,"
+            " or add --wait SECONDS.",
+            file=sys.stderr,
+        )
+        return EXIT_LOCKED
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            return _failed(exc)
+        print(
+            f"sparcdesk: the catalog is busy: another sparcdesk process has held it for over 30 s ({exc})."
+            " Retry when it is done.",
             file=sys.stderr,
         )
         return EXIT_LOCKED
@@ -621,6 +641,27 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # never a traceback: one line, the details in the log file
+        return _failed(exc)
+
+
+def _failed(exc: BaseException) -> int:
+    """One line for an unexpected failure; its traceback goes to the log file."""
+    import logging
+
+    from engine import logs
+
+    record = logging.getLogger("sparcdesk").makeRecord(
+        "sparcdesk", logging.ERROR, __file__, 0, "command failed", (), (type(exc), exc, exc.__traceback__)
+    )
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    where = ""
+    for h in logging.getLogger().handlers:
+        if getattr(h, "_sparcdesk_file", False):  # the file only: the terminal gets one line
+            h.handle(record)
+            where = f" (details in {getattr(h, 'baseFilename', logs.LOG_FILE)})"
+    print(f"sparcdesk: {type(exc).__name__}: {text}{where}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

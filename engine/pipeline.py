@@ -275,6 +275,8 @@ class TextStore:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.db = catalog.db
+        if catalog._has_tables("doc_texts", "index_journal", "idx_doc_texts_unit"):
+            return  # created before (a read only: another process may be writing)
         self.db["doc_texts"].create(
             {"key": str, "unit": str, "digest": str, "text": bytes}, pk="key", if_not_exists=True
         )
