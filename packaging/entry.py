@@ -1,0 +1,24 @@
+"""Entry point of the bundled app (PyInstaller): the ``sparcdesk`` command line, and the
+window when started without arguments (a desktop launcher, a double click).
+
+On Windows the bundle has two executables built from this file: ``sparcdesk.exe``
+(windowed, no console: the window) and ``sparcdesk-cli.exe`` (console: the command line).
+"""
+
+import multiprocessing
+import os
+import sys
+
+if __name__ == "__main__":
+    # the window indexes in a spawned child: the frozen executable is re-run for it, and
+    # freeze_support() must see that before anything else parses the arguments
+    multiprocessing.freeze_support()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from engine.cli import main
+
+    args = sys.argv[1:]
+    # macOS passes -psn_... to apps started from Finder on old systems
+    args = [a for a in args if not a.startswith("-psn_")]
+    if not args:
+        args = ["gui"]
+    sys.exit(main(args))

@@ -1,0 +1,58 @@
+#!/bin/sh
+# The checks of packaging/smoke.sh, run inside the clean environment (POSIX sh; no Python,
+# no virtualenv, no checkout). $1: the bundle's command-line executable.
+set -eu
+CLI="$1"
+STEP_T=$(date +%s)
+step() {
+  now=$(date +%s)
+  echo "-- [$((now - STEP_T)) s] $*"
+  STEP_T=$now
+}
+fail() { echo "SMOKE FAILED: $*" >&2; exit 1; }
+WORK=$(mktemp -d 2>/dev/null || echo "${TMPDIR:-/tmp}/smoke.$$")
+mkdir -p "$WORK"
+cd "$WORK"
+
+step "version"
+"$CLI" --version > version.txt 2>&1 || { cat version.txt; fail "--version"; }
+cat version.txt
+grep -q "^sparcdesk .* (shipped model sparc-tiny " version.txt || fail "no model in --version"
+
+step "window: offscreen, welcome page on a fresh data folder"
+QT_QPA_PLATFORM=offscreen "$CLI" gui --smoke > gui.txt 2>&1 || { cat gui.txt; fail "the window did not show the welcome page"; }
+grep "^smoke:" gui.txt
+grep -q "welcome page shown" gui.txt || fail "window smoke line missing"
+
+step "CLI: index the bundled samples (sparcdesk demo)"
+"$CLI" demo -q > demo.txt 2>&1 || { cat demo.txt; fail "demo"; }
+grep -E "^indexed|^Q:" demo.txt
+grep -q "^indexed [0-9]* changed file(s), [1-9][0-9]* sentences" demo.txt || fail "the samples were not indexed"
+grep -q "file(s) with problems" demo.txt && { "$CLI" status; fail "files with problems"; }
+
+ask() {  # question, expected text in the answer, expected file of the first answer
+  "$CLI" ask "$1" --json --top 3 > ask.json 2> ask.err || { cat ask.err; fail "ask: $1"; }
+  grep -q '"answered": true' ask.json || { cat ask.json; fail "not answered: $1"; }
+  first=$(grep -o '"path": "[^"]*"' ask.json | head -n 1)
+  echo "$first" | grep -q "$3" || { cat ask.json; fail "first answer to '$1' is $first, not $3"; }
+  grep -q "$2" ask.json || { cat ask.json; fail "'$2' not in the answers to '$1'"; }
+  echo "   '$1' -> $first ('$2' found)"
+}
+step "CLI: ask known questions (samples/questions.jsonl)"
+ask "Which NFL team represented the AFC at Super Bowl 50?" "Denver Broncos" "super-bowl-50.txt"
+ask "What was the Norman religion?" "Catholicism" "normans.pdf"
+
+step "adaptation: 3 steps, then re-encode"
+"$CLI" adapt --steps 3 > adapt.txt 2>&1 || { cat adapt.txt; fail "adapt"; }
+tail -n 3 adapt.txt
+"$CLI" status > status.txt 2>&1 || { cat status.txt; fail "status"; }
+grep "^model:" status.txt
+grep -q "^model: .*adapt" status.txt || fail "the adapted model is not in use"
+ask "Which NFL team represented the AFC at Super Bowl 50?" "Denver Broncos" "super-bowl-50.txt"
+
+step "log file"
+HOME_DIR=$(sed -n 's/^home: *//p' status.txt)
+ls -l "$HOME_DIR/logs"
+grep -q "sparcdesk .* started" "$HOME_DIR/logs/sparcdesk.log" || fail "no log file in $HOME_DIR/logs"
+grep -q "smoke check passed" "$HOME_DIR/logs/sparcdesk.log" || fail "the window did not log"
+step "all checks passed"
