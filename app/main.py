@@ -13,6 +13,7 @@ from pathlib import Path
 
 ORG = "sparcdesk"
 APP = "sparcdesk"
+SETTINGS_FILE = "settings.ini"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -22,7 +23,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--model", type=Path, help="model bundle folder (default: the shipped model)")
     p.add_argument("--threads", type=int, help="encoder threads (default: physical cores, at most 4)")
-    p.add_argument("--settings", type=Path, help="settings file (default: the platform's usual place)")
+    p.add_argument("--settings", type=Path, help="settings file (default: settings.ini in the data folder)")
     p.add_argument("--ask", help="run this question once the index is open")
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument(
@@ -55,12 +56,17 @@ def make_engine_factory(
     return EngineSpec(home, bundle_dir, threads)
 
 
-def make_settings(path: Path | None = None):
+def make_settings(path: Path | None = None, home: Path | None = None):
+    """The window's settings: ``path``, else ``settings.ini`` in the data folder (``home``,
+    else ``$SPARCDESK_HOME`` or the user data folder): sparcdesk writes nothing outside its
+    data folder, and a second profile has settings of its own."""
     from PySide6.QtCore import QSettings
 
-    if path is not None:
-        return QSettings(str(path), QSettings.Format.IniFormat)
-    return QSettings()  # organisation/application names set on the QApplication
+    from engine.paths import Layout
+
+    if path is None:
+        path = Layout.resolve(home).home / SETTINGS_FILE
+    return QSettings(str(path), QSettings.Format.IniFormat)
 
 
 def create_window(args: argparse.Namespace, engine_factory=None, settings=None):
@@ -70,7 +76,7 @@ def create_window(args: argparse.Namespace, engine_factory=None, settings=None):
 
     factory = engine_factory or make_engine_factory(args.home, args.model, args.threads)
     backend = Backend(factory)
-    window = MainWindow(backend, settings if settings is not None else make_settings(args.settings))
+    window = MainWindow(backend, settings if settings is not None else make_settings(args.settings, args.home))
     backend.setParent(window)
     if args.ask:
         backend.ready.connect(lambda: window.ask(args.ask))

@@ -186,6 +186,12 @@ class Catalog:
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Every document's text is in here: owner only (SQLite gives its -wal and -shm
+            # files the database file's mode).
+            with contextlib.suppress(OSError):
+                os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+                if os.name == "posix" and (os.stat(self.path).st_mode & 0o077):
+                    os.chmod(self.path, 0o600)
         # Autocommit mode: transactions are explicit (see module docstring); a long busy
         # timeout because the indexer and the window share the file.
         conn = sqlite3.connect(

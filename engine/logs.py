@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from engine import __version__
-from engine.paths import Layout
+from engine.paths import Layout, make_private_dir
 
 LOG_FILE = "sparcdesk.log"
 INDEXER_LOG_FILE = "indexer.log"
@@ -64,7 +64,8 @@ def setup(
         root.addHandler(stream)
     path = log_path(home, name)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(path.parent.parent)  # the home: owner only
+        path.parent.mkdir(exist_ok=True)
         handler = logging.handlers.RotatingFileHandler(
             path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
         )

@@ -16,11 +16,14 @@ Layout::
       logs/                   indexing and watch logs
 
 Nothing here creates folders on import; :meth:`Layout.ensure` does it when an engine opens.
+The home holds every document's text (the catalog), so it is created readable by its owner
+only (0700; an existing one is tightened), and the catalog file is 0600.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +34,28 @@ CATALOG_FILE = "catalog.sqlite"
 INDEX_DIR = "index"
 LOG_DIR = "logs"
 GENERATION_PREFIX = "gen-"
+#: The home's mode: every document's text is in it.
+PRIVATE_DIR_MODE = 0o700
+
+
+def make_private_dir(path: Path) -> Path:
+    """Create folder ``path`` readable by its owner only (its parents as usual), or tighten
+    an existing one that others could read (POSIX; a no-op on Windows, where the user's
+    profile folder is private already). Raises NotADirectoryError when ``path`` is a file."""
+    path = Path(path)
+    try:
+        os.mkdir(path, PRIVATE_DIR_MODE)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(path, PRIVATE_DIR_MODE)
+    except FileExistsError:
+        if not path.is_dir():
+            raise NotADirectoryError(f"the data folder {path} is a file, not a folder") from None
+    if os.name == "posix":
+        st = os.stat(path)
+        if stat.S_IMODE(st.st_mode) != PRIVATE_DIR_MODE and st.st_uid == os.getuid():
+            os.chmod(path, PRIVATE_DIR_MODE)
+    return path
 
 
 def default_home() -> Path:
@@ -96,9 +121,11 @@ class Layout:
         return sorted(n for n in found if n is not None)
 
     def ensure(self) -> Layout:
-        """Create the home, index and log folders if missing; returns self."""
-        for folder in (self.home, self.index_root, self.logs):
-            folder.mkdir(parents=True, exist_ok=True)
+        """Create the home (owner only, see :func:`make_private_dir`), index and log folders
+        if missing; returns self."""
+        make_private_dir(self.home)
+        for folder in (self.index_root, self.logs):
+            folder.mkdir(exist_ok=True)
         return self
 
 

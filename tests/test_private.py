@@ -1,0 +1,232 @@
+"""Nothing outside the data folder (issue 17, item 5): ``index``, ``ask``, ``watch`` and the
+window write no file outside the data folder and the temporary directory, and the data
+folder is readable by its owner only (0700, the catalog 0600).
+
+Each command runs as a real process under ``strace -f -y`` (children included: the window
+indexes in a child process), with ``$HOME``, ``$TMPDIR`` and the data folder in three
+separate folders. A *write* is a successful ``open``/``openat``/``creat`` for writing or
+creating, or a ``mkdir``, ``rename``, ``link``, ``symlink``, ``unlink``, ``rmdir``,
+``truncate`` or ``chmod`` on a path. Allowed outside the two folders: ``/dev`` (``/dev/null``;
+``/dev/shm``, where multiprocessing keeps the window's queue semaphores), ``/proc``, and
+Python's own bytecode caches (``__pycache__``) of the installed program.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_offline import _strace_problem
+from test_pipeline import write
+
+from engine.paths import Layout
+
+ROOT = Path(__file__).resolve().parent.parent
+STRACE_CALLS = (
+    "open,openat,creat,mkdir,mkdirat,rename,renameat,renameat2,link,linkat,symlink,symlinkat,"
+    "unlink,unlinkat,rmdir,truncate,chmod,fchmodat"
+)
+_CALL = re.compile(r"^(?:\d+\s+)?(\w+)\((.*)\)\s+=\s+(-?\d+)")
+_ARG_PATH = re.compile(r'(?:(AT_FDCWD|\d+)<([^>]*)>,\s*)?"((?:[^"\\]|\\.)*)"')
+_WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC")
+
+
+def _decode(s: str) -> str:
+    return s.encode("latin-1", "backslashreplace").decode("unicode_escape", "replace")
+
+
+def written_paths(trace: Path, cwd: Path) -> set[str]:
+    """Absolute paths an ``strace -f -y`` log shows written (see the module docstring)."""
+    out: set[str] = set()
+    for line in trace.read_text(errors="replace").splitlines():
+        m = _CALL.match(line.strip())
+        if m is None or int(m.group(3)) < 0:
+            continue  # not a call line, or a call that failed (wrote nothing)
+        call, args = m.group(1), m.group(2)
+        if call in ("open", "openat", "creat") and call != "creat" and not any(f in args for f in _WRITE_FLAGS):
+            continue  # opened for reading
+        for dirfd, base, name in _ARG_PATH.findall(args):
+            name = _decode(name)
+            if not name.startswith("/"):
+                name = os.path.join(base if dirfd else str(cwd), name)
+            out.add(os.path.normpath(name))
+            if call in ("open", "openat", "creat", "truncate", "chmod", "fchmodat", "mkdir", "mkdirat", "rmdir"):
+                break  # one path argument
+    return out
+
+
+def outside(paths: set[str], allowed: list[Path]) -> list[str]:
+    roots = [os.path.realpath(p) for p in allowed]
+    bad = []
+    for p in sorted(paths):
+        real = os.path.realpath(p)
+        if any(real == r or real.startswith(r + os.sep) for r in roots):
+            continue
+        if real.startswith(("/dev/", "/proc/")) or real == "/dev/null":
+            continue
+        if "__pycache__" in Path(p).parts:
+            continue
+        bad.append(p)
+    return bad
+
+
+def test_written_paths_are_recognised(tmp_path: Path) -> None:
+    """The trace parser, on lines strace -y writes."""
+    t = tmp_path / "t.trace"
+    t.write_text(
+        '1 openat(AT_FDCWD</w>, "/h/catalog.sqlite", O_RDWR|O_CREAT|O_CLOEXEC, 0644) = 3</h/catalog.sqlite>\n'
+        '1 openat(AT_FDCWD</w>, "/usr/lib/x.so", O_RDONLY|O_CLOEXEC) = 3</usr/lib/x.so>\n'
+        '1 openat(AT_FDCWD</w>, "rel.txt", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 4</w/rel.txt>\n'
+        '2 mkdir("/u/.cache/x", 0777) = 0\n'
+        '2 mkdir("/u/.cache/y", 0777) = -1 EEXIST (File exists)\n'
+        '3 renameat2(5</h/index>, ".gen.creating", 5</h/index>, "gen-000001", 0) = 0\n'
+        '3 unlinkat(AT_FDCWD</w>, "/t/tmpabc", 0) = 0\n'
+    )
+    got = written_paths(t, Path("/w"))
+    assert got == {
+        "/h/catalog.sqlite",
+        "/w/rel.txt",
+        "/u/.cache/x",
+        "/h/index/.gen.creating",
+        "/h/index/gen-000001",
+        "/t/tmpabc",
+    }
+    assert outside(got, [Path("/h"), Path("/t")]) == ["/u/.cache/x", "/w/rel.txt"]
+
+
+def test_data_folder_is_private(tmp_path: Path) -> None:
+    home = tmp_path / "a" / "data"
+    old = os.umask(0o022)
+    try:
+        with_engine = subprocess.run(
+            [sys.executable, "-m", "engine.cli", "status", "--home", str(home)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.umask(old)
+    assert with_engine.returncode == 0, with_engine.stderr
+    assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(home / "catalog.sqlite").st_mode) == 0o600
+    # an existing data folder that others can read is tightened
+    os.chmod(home, 0o755)
+    os.chmod(home / "catalog.sqlite", 0o644)
+    Layout.resolve(home).ensure()
+    from engine.catalog import Catalog
+
+    Catalog(home / "catalog.sqlite").close()
+    assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(home / "catalog.sqlite").st_mode) == 0o600
+
+
+@pytest.mark.slow
+def test_nothing_is_written_outside_the_data_folder(tmp_path: Path) -> None:
+    problem = _strace_problem()
+    if problem:
+        pytest.skip(problem)
+    import shutil
+
+    strace = shutil.which("strace")
+    assert strace is not None
+    user = tmp_path / "user"
+    tmp = tmp_path / "tmp"
+    data = tmp_path / "data"
+    docs = tmp_path / "docs"
+    for p in (user, tmp):
+        p.mkdir()
+    for i, animal in enumerate(["Otters", "Beavers", "Herons"]):
+        write(docs / f"{i}.txt", f"{animal} live near the river. {animal} are seen at dawn.")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+    env.update(
+        HOME=str(user),
+        TMPDIR=str(tmp),
+        SPARCDESK_HOME=str(data),
+        PYTHONPATH=str(ROOT),
+        QT_QPA_PLATFORM="offscreen",
+    )
+    traces: list[Path] = []
+
+    def traced() -> list[str]:
+        traces.append(tmp_path / f"{len(traces)}.trace")
+        return [strace, "-f", "-qq", "-y", "--seccomp-bpf", "-e", f"trace={STRACE_CALLS}", "-o", str(traces[-1])]
+
+    def run(*args: str) -> None:
+        r = subprocess.run(
+            [*traced(), sys.executable, "-m", "engine.cli", *args],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr[-3000:]
+
+    run("index", str(docs), "-q", "--threads", "1")
+    run("ask", "who is seen at dawn near the river?")
+    run("status")
+
+    proc = subprocess.Popen(
+        [*traced(), sys.executable, "-m", "engine.cli", "watch", "-q", "--threads", "1", "--debounce", "0.2"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        line = "-"
+        while line and "watching 1 source(s)" not in line:
+            line = proc.stdout.readline()
+        assert line, "watch did not start"
+        changed = write(docs / "0.txt", "Otters live near the river. Kingfishers dive for fish.")
+        line = proc.stdout.readline()
+        assert line.strip().endswith(f"re-indexed {changed}")
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        proc.stdout.close()
+
+    # the window with its default settings: indexes a new file in its child process,
+    # answers a question about it, and quits
+    new = write(docs / "3.txt", "Dragonflies hunt mosquitoes above the pond.")
+    window = """
+import sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from app.main import create_window, parse_args
+app = QApplication([sys.argv[0]])
+app.setOrganizationName("sparcdesk"); app.setApplicationName("sparcdesk")
+w = create_window(parse_args(["--threads", "1"]))
+w.show()
+b = w.backend
+done = []
+b.ready.connect(lambda: b.update_index())
+b.index_finished.connect(lambda final, error: b.ask("what do dragonflies hunt above the pond?"))
+b.answers_ready.connect(
+    lambda result: (done.append(1), print("answered", result.answers[0].path, flush=True), w.close(), app.quit())
+)
+QTimer.singleShot(180_000, lambda: app.exit(3))
+code = app.exec()
+sys.exit(code if done else 4)
+"""
+    r = subprocess.run(
+        [*traced(), sys.executable, "-c", window], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0 and f"answered {new}" in r.stdout, r.stdout[-2000:] + r.stderr[-3000:]
+
+    written = set().union(*(written_paths(t, ROOT) for t in traces))
+    assert any(p.startswith(str(data)) for p in written)  # the trace does see the writes
+    assert outside(written, [data, tmp]) == []
+    assert stat.S_IMODE(os.stat(data).st_mode) == 0o700
