@@ -165,6 +165,30 @@ _PERSON_ROLE = re.compile(
     r"((?:Senior |Executive |Managing |Vice )*(?:President|Vice President|Director|Manager|CEO"
     r"|Chief [A-Z][a-z]+ Officer|Chairman|Analyst|Counsel|Partner|Professor|Head)\b)"
 )
+_ROLE_WORDS = frozenset(
+    [
+        "President",
+        "Director",
+        "Manager",
+        "CEO",
+        "Chief",
+        "Officer",
+        "Chairman",
+        "Analyst",
+        "Counsel",
+        "Partner",
+        "Professor",
+        "Head",
+        "Senior",
+        "Executive",
+        "Managing",
+        "Vice",
+        "Department",
+        "General",
+        "Deputy",
+        "Assistant",
+    ]
+)
 _SUBJECT_PREFIX = re.compile(r"^\s*((re|fw|fwd)\s*:\s*)+", re.IGNORECASE)
 
 
@@ -356,6 +380,8 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED) -> list[Question
     roles: dict[str, dict[str, str]] = defaultdict(dict)  # name -> {key: "Name, Title"}
     for key, r in headers.items():
         for m in _PERSON_ROLE.finditer(r.get("body") or ""):
+            if set(m.group(1).split()) & _ROLE_WORDS:  # "Department Head, Professor"
+                continue
             roles[m.group(1)].setdefault(key, " ".join(m.group(0).split()))
     for i, name in enumerate(sorted(roles)):
         keys = sorted(roles[name])
@@ -734,6 +760,7 @@ def _index(col: Collection, home: Path, threads: int, bundle: Path | None, rebui
     if rebuild and home.exists():
         shutil.rmtree(home)
     t0 = time.perf_counter()
+    reused = (home / "catalog.sqlite").exists() or any(home.glob("*.sqlite"))
     eng = Engine(home, bundle_dir=bundle, threads=threads)
     if not any(s.path == str(col.folder.resolve()) for s in eng.sources()):
         eng.add_source(col.folder.resolve())
@@ -749,6 +776,7 @@ def _index(col: Collection, home: Path, threads: int, bundle: Path | None, rebui
     info = {
         "home": str(home),
         "index_s": round(time.perf_counter() - t0, 1),
+        "reused_home": reused,
         "files": st["files"],
         "files_error": st["files_error"],
         "sentences": st["sentences"],
@@ -916,6 +944,7 @@ def run(args: argparse.Namespace, log=print) -> dict:
         "command": "python -m bench.product " + " ".join(args.argv),
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "git": _git_head(),
+        "git_dirty": _git_dirty(),
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
@@ -954,6 +983,21 @@ def run(args: argparse.Namespace, log=print) -> dict:
         log(f"written {path} and {path.with_suffix('.questions.jsonl').name}")
     out["rows"] = all_rows
     return out
+
+
+def _git_dirty() -> list[str]:
+    """Uncommitted changes to what is measured (engine/, the bundle) when the run started."""
+    with contextlib.suppress(Exception):
+        import subprocess
+
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "engine", "assets"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        return [line[3:] for line in out.splitlines() if line.strip()]
+    return []
 
 
 def _git_head() -> str:

@@ -21,7 +21,7 @@ whole documents ranks the same files.
 
 ```bash
 .venv/bin/python -m bench.product --doc docs/product.md   # this page ({full_note})
-.venv/bin/python -m bench.product --quick                 # small corpora, 40 questions per set, a few minutes
+.venv/bin/python -m bench.product --quick                 # small corpora, 40 questions per set
 .venv/bin/python -m bench.product --sets email,enron --limit 50   # one collection, fewer questions
 ```
 
@@ -30,22 +30,32 @@ with `--quick`); a rerun reuses the homes (indexing is incremental, unchanged fi
 re-encoded); `--rebuild` re-indexes from scratch, `--bundle DIR` tries another model. Results:
 `bench/results/product-<stamp>.json` (metrics, sizes, timings, load) and
 `product-<stamp>.questions.jsonl` beside it: one row per question with the ranked documents
-(search and BM25), the top answer's text and score, all answers' scores and `answered`.
+(search and BM25), the top answer's text, field and scores (`top_score`: its best sentence's,
+`top_doc_score`: `Answer.score`), every answer's scores, `answered` and `coverage`.
+
+`--quick` (work dir `runs/product-quick`): 200 Enron distractors, 7 SQuAD articles (one held
+out), CISI and TIME reduced to 12 seeded queries with their judged documents plus seeded others
+up to 250 / 100 documents, and at most 40 answerable (+ 40 unanswerable) questions per set,
+a seeded sample over every kind. About 11,000 sentences; the first quick run indexes them
+(~2 minutes on an idle 2-core machine, more under load), reruns reuse the homes and take
+under a minute. Quick CISI/TIME numbers are not comparable with the full ones (their
+reduced collections are mostly judged documents).
 
 ## Metrics
 
 - **document MRR@10 / hit@1**: rank of the first gold document among the answers (one per
   document); hit@1 = the first answer is a gold document. Answerable questions only.
 - **answer@1**: the first answer is in a gold document *and* what it shows holds the gold: its
-  best sentence (`Answer.best.sentence`), or — when the answer marks a field answer
-  (`field`/`answer_field` naming a key of `Answer.fields`) — that field's value. Gold values
+  best sentence (`Answer.best.sentence`), or — when it is a field answer (`Answer.best.field`,
+  an e-mail header line, or `field`/`answer_field` on the answer) — that field's value in
+  `Answer.fields` (the header line itself when absent there). Gold values
   match case-insensitively with whitespace collapsed. SQuAD: the shown sentence contains the
   gold MultiReQA sentence, or lies inside it and holds an answer string (the engine cuts
   sentences a little differently). BIPIA: the `ideal` value verbatim, or the same dollar amount
   (`$2099.00` = `$2,099.00`, `trainer.ood` rule). Address questions need no gold document:
   the address shown anywhere is the answer.
-- **answered / not answered**: the engine's no-answer decision (`answered`, read from the
-  result or its first answer): % of answerable questions answered, % of unanswerable ones not
+- **answered / not answered**: the engine's no-answer decision (`answered`, read with
+  `getattr` from the result of `ask`, an `engine.search.Answers`, or else its first answer): % of answerable questions answered, % of unanswerable ones not
   answered. "n/a" while the engine gives no decision; the per-question JSONL has the top
   score of every question, to calibrate a threshold.
 - **BM25** (same run, same files read back): bm25s, Lucene formula, k1 0.9, b 0.4, English
@@ -77,8 +87,11 @@ re-encoded); `--rebuild` re-indexes from scratch, `--bundle DIR` tries another m
     whose subject (Re:/Fw: removed) has three or more words and is unique in the collection;
     gold = that message; answer = the sender's address, or display name of two or more words,
     shown.
-  "Who is X?" questions from bodies were not derived: Enron bodies carry no reliable
-  person–role pattern to take an answer from without reading them.
+  - *who-is*: "Who is {{First Last}}?" for every person a body of the collection names with a
+    role, "Mary Joyce, Vice President" (a capitalised two-word name, a comma, a title among
+    President/Director/Manager/CEO/Chief … Officer/Chairman/Analyst/Counsel/Partner/Professor/
+    Head with Senior/Executive/Managing/Vice prefixes: `_PERSON_ROLE`); gold = the messages
+    saying so; answer = "name, title" shown. Few messages match, so this kind is small.
 - **squad**: SQuAD v1.1 dev as one Markdown file per article (`# Title` + paragraphs). The
   MRQA release in `../shared/data` keeps the paragraphs in article order but drops the titles
   and interleaves neighbouring articles' paragraphs near their borders, so articles are rebuilt
@@ -96,9 +109,12 @@ re-encoded); `--rebuild` re-indexes from scratch, `--bundle DIR` tries another m
 
 ## Results
 
-{when}, git `{git}`, {machine}; load average before {load_before}, after {load_after}
+{when}, git `{git}` ({dirty}), {machine}; load average before {load_before}, after {load_after}
 ({busy}). Model {model}; {threads} encoder threads. Run time {total} (indexing included:
-{index_times}).
+{index_times}). From scratch (every home new), the same command took 28.1 minutes with the
+machine's load average at 10–11 from other work (indexing 58,935 sentences in 26.6 minutes,
+37 sentences/s; `bench/results/product-20261123-222838.json`); about 8 minutes of it is expected
+on an idle machine at 120 sentences/s.
 
 {table}
 
@@ -133,6 +149,9 @@ def write_doc(path: Path, out: dict[str, Any], table: str, kinds: str) -> None:
         articles=articles,
         when=out["when"][:10],
         git=out["git"],
+        dirty="uncommitted changes in " + ", ".join(out.get("git_dirty") or [])
+        if out.get("git_dirty")
+        else "engine/ and assets/ as committed",
         machine=f"{out['machine']['cpus']} CPUs, {out['machine']['platform']}",
         load_before=", ".join(f"{x:.2f}" for x in env["before"]["loadavg"]),
         load_after=", ".join(f"{x:.2f}" for x in env["after"]["loadavg"]),
@@ -140,7 +159,10 @@ def write_doc(path: Path, out: dict[str, Any], table: str, kinds: str) -> None:
         model=model,
         threads=out["threads"],
         total=_fmt_s(out["total_s"]),
-        index_times=", ".join(f"{k} {_fmt_s(v['index_s'])}" for k, v in cols.items()),
+        index_times=", ".join(
+            f"{k} {_fmt_s(v['index_s'])}{' (home reused)' if v.get('reused_home') else ''}"
+            for k, v in cols.items()
+        ),
         table=table,
         kinds=kinds or "(one kind per set)",
         pool_source=pool["source"],
