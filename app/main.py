@@ -123,8 +123,10 @@ SMOKE_TIMEOUT_S = 120
 
 
 def _smoke_check(window) -> dict:
-    """``--smoke`` (packaging/smoke.sh): quit with 0 once the engine is open and the welcome
-    page is the current page, with 1 if that has not happened within SMOKE_TIMEOUT_S."""
+    """``--smoke`` (packaging/smoke.sh): once the engine is open and the welcome page is the
+    current page, index the samples the way the welcome page's button does (in the indexing
+    child process: the frozen app re-runs itself for it), and quit with 0 when that is done
+    without error; with 1 if a step fails or SMOKE_TIMEOUT_S passes."""
     import time
 
     from PySide6.QtCore import QTimer
@@ -133,27 +135,41 @@ def _smoke_check(window) -> dict:
 
     start = time.monotonic()
     timer = QTimer(window)
-    result = {"code": 1}
+    result = {"code": 1, "phase": "welcome"}
+
+    def say(text: str) -> None:
+        print(f"smoke: {text}", flush=True)
+        logging.getLogger("sparcdesk").info("smoke: %s", text)
+
+    def finished(progress, error: str) -> None:
+        if result["phase"] != "indexing":
+            return
+        files = getattr(progress, "files_done", 0)
+        if error or not files:
+            say(f"FAILED: indexing the samples in the child process: {error or 'no file indexed'}")
+        else:
+            say(f"the window's indexing process indexed the samples ({files} files)")
+            say("smoke check passed")
+            result["code"] = 0
+        result["phase"] = "done"
+        timer.stop()
+        window.close()  # shuts the backend's threads down, then the app quits
+
+    window.backend.index_finished.connect(finished)
 
     def check() -> None:
         ready = window.backend.is_ready
         page = window.stack.currentWidget()
-        if ready and page is window.welcome:
-            print(f"smoke: {version_text()}: window up, welcome page shown", flush=True)
-            logging.getLogger("sparcdesk").info("smoke check passed")
-            timer.stop()
-            result["code"] = 0
-            window.close()  # shuts the backend's threads down, then the app quits
+        if result["phase"] == "welcome" and ready and page is window.welcome:
+            say(f"{version_text()}: window up, welcome page shown")
+            result["phase"] = "indexing"
+            window.index_samples()
         elif time.monotonic() - start > SMOKE_TIMEOUT_S:
             name = type(page).__name__ if page is not None else None
-            print(f"smoke: FAILED: engine ready={ready}, current page {name}", flush=True)
+            say(f"FAILED: timed out in phase {result['phase']} (engine ready={ready}, page {name})")
             timer.stop()
             window.close()
 
     timer.timeout.connect(check)
     timer.start(200)
     return result
-
-
-if __name__ == "__main__":
-    sys.exit(main())
