@@ -51,12 +51,15 @@ def setup(
     to stderr only: a read-only home must not stop the app)."""
     root = logging.getLogger()
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    # A log record that cannot be written (a full disk) is dropped, not printed to the
+    # terminal with a traceback.
+    logging.raiseExceptions = False
     for h in list(root.handlers):
         if getattr(h, _HANDLER_FLAG, False):
             root.removeHandler(h)
             h.close()
     fmt = logging.Formatter(FORMAT)
-    if console is not None:
+    if console is not None and sys.stderr is not None:  # None: a windowed Windows/macOS app
         stream = logging.StreamHandler()
         stream.setLevel(console)
         stream.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
