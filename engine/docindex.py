@@ -23,6 +23,7 @@ import math
 import os
 import re
 import shutil
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,12 +202,18 @@ class DocumentIndex:
         return list(dict.fromkeys(self._analyzer.analyze(text)))
 
     def bm25(self, text: str, top_k: int, filter_query: tantivy.Query | None = None) -> list[tuple[str, float]]:
-        """The ``top_k`` documents by BM25 of ``text`` over their body, as ``(doc_key, score)``."""
-        terms = self.terms(text)
-        if not terms or top_k <= 0:
+        """The ``top_k`` documents by BM25 of ``text`` over their body, as ``(doc_key, score)``.
+
+        A term the text repeats counts as often as it occurs (as BM25 over a query's tokens
+        does): a long description that names its subject three times is mostly about it."""
+        counts = Counter(self._analyzer.analyze(text))
+        if not counts or top_k <= 0:
             return []
         query = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "body", t)) for t in terms]
+            [
+                (tantivy.Occur.Should, _weighted(tantivy.Query.term_query(self._schema, "body", t), n))
+                for t, n in counts.items()
+            ]
         )
         if filter_query is not None:
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, filter_query), (tantivy.Occur.Must, query)])
@@ -287,6 +294,10 @@ class DocumentIndex:
             if int(searcher.search(q, 1, count=True).count or 0) > 0:
                 found += weight
         return (found / total if total > 0 else 0.0), len(terms)
+
+
+def _weighted(query: tantivy.Query, n: int) -> tantivy.Query:
+    return query if n == 1 else tantivy.Query.boost_query(query, float(n))
 
 
 def _state(path: Path) -> dict:

@@ -458,7 +458,7 @@ def document_fields(meta: dict[str, Any], catalog: _CatalogLike | None) -> dict[
 DOC_DEPTH = 100
 #: Weight of the document's BM25 (its text and header lines) against its best sentence's
 #: fused score in the hybrid's document ranking (chosen on docs/product.md's benchmark).
-DOC_WEIGHT = 1.0
+DOC_WEIGHT = 2.0
 #: The no-answer decision (calibrated in docs/product.md on answerable and unanswerable
 #: questions): a question is answered when the best sentence's SPARC score (question tokens
 #: weighted by IDF) reaches ``ANSWER_MATCH`` of the highest score the question could get,
@@ -481,6 +481,10 @@ QUESTION_FRAME = frozenset(
 )
 
 _SENTENCE_END = re.compile(r"[.!?;:…)\]\"'»”’]\s*$")
+
+
+def _without_stopwords(text: str) -> str:
+    return " ".join(w for w in _WORD.findall(text) if w.lower() not in STOPWORDS)
 
 
 def content_words(question: str) -> str:
@@ -527,17 +531,31 @@ def is_heading_record(meta: dict[str, Any]) -> bool:
     """Whether a stored sentence is a heading (a header line of an e-mail is a field, not
     one; a file's name line is one: it answers only when nothing in the file does)."""
     field_name = meta.get("field")
-    if field_name:
-        return field_name == "name"
+    if field_name:  # a message's Subject is its title; the name line a file's
+        return field_name in ("name", "subject")
     return is_heading(meta.get("text") or "", lines=meta.get("kind") in LINE_KINDS)
 
 
-def _pick(items: list[tuple[float, dict[str, Any]]]) -> list[tuple[float, dict[str, Any]]]:
-    """A document's matching sentences in answer order: by score, but sentences before
-    headings and word-less lines (which only answer when nothing else matches)."""
+#: Questions whose answer is a header line of a message, and that line's field.
+_FIELD_QUESTIONS = (
+    (re.compile(r"\bwho\s+(?:sent|wrote|e-?mailed|forwarded)\b|\bfrom\s+whom\b|\bsender\b", re.I), "from"),
+    (re.compile(r"\bto\s+whom\b|\bwho\s+(?:received|got|was\s+it\s+sent\s+to)\b|\brecipients?\b", re.I), "to"),
+)
+
+
+def wanted_field(question: str) -> str:
+    """The header field a question asks for ("Who sent ...?" -> ``from``), or ""."""
+    return next((name for pattern, name in _FIELD_QUESTIONS if pattern.search(question)), "")
+
+
+def _pick(items: list[tuple[float, dict[str, Any]]], field: str = "") -> list[tuple[float, dict[str, Any]]]:
+    """A document's matching sentences in answer order: the header line the question asks
+    for (``field``) first, then by score, but sentences before headings and word-less lines
+    (which only answer when nothing else matches)."""
     return sorted(
         items,
         key=lambda sm: (
+            not field or sm[1].get("field") != field,
             is_heading_record(sm[1]),
             -sm[0],
             sm[1]["sentence_id"],
@@ -610,7 +628,9 @@ def ask(
     doc_scores: dict[str, float] = {}
     ranked = rank_sentences(index, qids, question, idf=idf, hybrid=hybrid, fusion=fusion, filters=f)
     if hybrid:
-        doc_scores = dict(index.bm25_documents(question, DOC_DEPTH, filters=f))
+        # Question words only (the stopword list is longer than the index analyzer's): a
+        # long question's "how", "would", "about" would otherwise rank whole documents.
+        doc_scores = dict(index.bm25_documents(_without_stopwords(question), DOC_DEPTH, filters=f))
     if not ranked and not doc_scores:
         return Answers()
 
@@ -657,12 +677,17 @@ def ask(
                     groups.setdefault(meta["doc_key"], []).append((h.score, meta))
     answers = Answers()
     messages: set[str] = set()
+    field = wanted_field(question)
     for key in keys:
         if len(answers) >= top:
             break
         if not groups.get(key):  # a document with no live sentence is gone
             continue
-        items = _pick(groups[key])
+        if field and not any(m.get("field") == field for _, m in groups[key]):
+            # the asked-for header line did not match any question word: fetch it
+            lines = index.get(index.document_sentence_ids(key))
+            groups[key] += [(0.0, m) for m in lines.values() if m.get("field") == field]
+        items = _pick(groups[key], field)
         score, meta = items[0]
         fields = document_fields(meta, catalog)
         message_id = fields.get("message_id") if meta.get("kind") == "email" else None

@@ -211,3 +211,12 @@ def test_a_message_held_by_two_sources_shows_once(tmp_path) -> None:
         assert len(ids) == 2 and len(set(ids)) == 2
         shown = {Path(a.path).name for a in answers}
         assert "b.eml" in shown and len(shown & {"a.eml", "copy-of-a.eml"}) == 1
+
+
+def test_who_sent_is_answered_by_the_from_line(mail_engine: Engine) -> None:
+    """The message's Subject is its title, not an answer; a question about its sender is
+    answered by its From line."""
+    answers = mail_engine.ask("Who sent the e-mail about the quarterly hedging numbers?")
+    top = answers[0]
+    assert top.fields["subject"] == "Quarterly hedging numbers"
+    assert top.best.field == "from" and "r.okafor@northwind-energy.com" in top.best.sentence

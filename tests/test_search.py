@@ -22,7 +22,7 @@ from engine.api import Engine, SearchFilters
 from engine.cli import main as cli_main
 from engine.encode import default_bundle_dir
 from engine.index import Hit as IndexHit
-from engine.search import RRF_K, fuse, highlight_spans, is_heading, question_terms
+from engine.search import RRF_K, fuse, highlight_spans, is_heading, question_terms, wanted_field
 from engine.search_defaults import DEFAULT_FUSION
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,12 +136,18 @@ def test_answer_passage_offsets_document_text_and_highlights(engine: Engine) -> 
             else:
                 assert text[a.doc_start : a.doc_start + len(a.best.sentence)] == a.best.sentence
                 assert a.best.passage in text
-            # Sentences by score, then headings (context, not answers) and name lines by score.
+            # The header line the question asks for, then sentences by score, then headings
+            # (context, not answers: titles, a message's Subject, a file's name) by score.
+            wanted = wanted_field(q["question"])
             hits = [
-                ((is_heading(h.sentence) and not h.field) or h.field == "name", h.score)
+                (
+                    not (wanted and h.field == wanted),
+                    (is_heading(h.sentence) and not h.field) or h.field in ("name", "subject"),
+                    -h.score,
+                )
                 for h in (a.best, *a.others)
             ]
-            assert hits == sorted(hits, key=lambda x: (x[0], -x[1]))
+            assert hits == sorted(hits)
             assert len(a.others) <= 3
 
 
