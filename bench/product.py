@@ -866,6 +866,48 @@ def summarise(rows: Sequence[dict]) -> dict:
     return out
 
 
+#: The no-answer thresholds tried (``engine.search.ANSWER_MATCH`` x ``ANSWER_COVERAGE``).
+MATCH_GRID = (0.0, 0.25, 0.28, 0.30, 0.33, 0.36)
+COVERAGE_GRID = (0.0, 0.3, 0.4, 0.5)
+
+
+def calibration(rows: Sequence[dict]) -> dict:
+    """The no-answer trade-off on the sets with unanswerable questions: for each pair of
+    thresholds, % of answerable questions answered and % of unanswerable ones not, per set
+    and over both; the engine's own setting is marked."""
+    from engine.search import ANSWER_COVERAGE, ANSWER_MATCH
+
+    sets = sorted({r["set"] for r in rows if not r["answerable"]})
+    grid = []
+    for m in MATCH_GRID:
+        for c in COVERAGE_GRID:
+            cell: dict[str, Any] = {"match": m, "coverage": c}
+            for s in [*sets, "all"]:
+                sub = [r for r in rows if (s == "all" and r["set"] in sets) or r["set"] == s]
+                ok = [(r["match"] or 0) >= m and (r["coverage"] or 0) >= c for r in sub]
+                ans = [o for o, r in zip(ok, sub, strict=True) if r["answerable"]]
+                una = [o for o, r in zip(ok, sub, strict=True) if not r["answerable"]]
+                cell[s] = (
+                    round(100 * sum(ans) / max(1, len(ans)), 1),
+                    round(100 * (len(una) - sum(una)) / max(1, len(una)), 1),
+                )
+            grid.append(cell)
+    return {"sets": sets, "shipped": {"match": ANSWER_MATCH, "coverage": ANSWER_COVERAGE}, "grid": grid}
+
+
+def calibration_table(cal: dict) -> str:
+    sets = [*cal["sets"], "all"]
+    head = "| match ≥ | coverage ≥ | " + " | ".join(f"{s}: answered / not answered" for s in sets) + " |"
+    lines = [head, "|" + "---|" * (2 + len(sets))]
+    ship = cal["shipped"]
+    for cell in cal["grid"]:
+        mark = cell["match"] == ship["match"] and cell["coverage"] == ship["coverage"]
+        vals = " | ".join(f"{cell[s][0]:.1f} / {cell[s][1]:.1f}" for s in sets)
+        row = f"| {cell['match']:.2f} | {cell['coverage']:.1f} | {vals} |"
+        lines.append(row.replace("| ", "| **", 1).replace(" |", "** |", 1) if mark else row)
+    return "\n".join(lines)
+
+
 def _busy_processes(min_cpu: float = 15.0) -> list[str]:
     from bench.search_latency import _busy_processes as busy
 
@@ -968,6 +1010,7 @@ def run(args: argparse.Namespace, log=print) -> dict:
         "squad_pool": SQUAD_POOL,
         "collections": collections,
         "results": results,
+        "calibration": calibration(all_rows),
         "total_s": round(time.perf_counter() - t_start, 1),
     }
     if not args.no_save:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.product import calibration_table
+
 PROSE = """\
 # Product-level benchmark: the app as a user meets it
 
@@ -126,6 +128,29 @@ SQuAD dev, sentence pool vs documents: on the MultiReQA pool (10,471 questions, 
 sentences, `sparcdesk-train evaluate`; {pool_source}) the default search has R@1
 **{pool_r1}** (MRR {pool_mrr}; SPARC alone {alone_r1}, BM25 {bm25_r1}); as documents in the
 app, answer@1 is **{squad_a1}** on the {squad_n} questions above.
+
+## The no-answer decision
+
+`sparcdesk ask --json` carries `"answered"` for the question as a whole, and the window says
+"Nothing in your files answers this question" above the closest matches when it is false. The
+engine (`engine.search.ask`) answers when two signals both reach their threshold:
+
+- **match** (`ANSWER_MATCH`): the best sentence's SPARC score, question tokens weighted by their
+  IDF, over the highest score the question's `ANSWER_TOKENS` (8) weightiest tokens could reach
+  at the top quantisation level: does some sentence mean what the question asks (SPARC's
+  expansions count)? The cap keeps a long description (CISI, TIME) from being held to one
+  sentence holding all of its words.
+- **coverage** (`ANSWER_COVERAGE`): the IDF-weighted share of the question's content words
+  (stopwords and question-frame words such as "e-mail", "address", "find" left out) that the
+  first document holds: is the document about what the question names?
+
+The trade-off on this run's calibration sets (BIPIA's `unknown` questions; SQuAD questions of
+the held-out articles) against their answerable questions, % answerable answered / %
+unanswerable not answered; the shipped setting in bold ({shipped}):
+
+{calibration}
+
+The issue's target is ≥ 90 / ≥ 70 on the calibration sets.
 """
 
 
@@ -172,5 +197,8 @@ def write_doc(path: Path, out: dict[str, Any], table: str, kinds: str) -> None:
         bm25_r1=f"{pool['bm25']['R@1']:.2f}",
         squad_a1="n/a" if squad.get("answer1") is None else f"{squad['answer1']:.2f}",
         squad_n=squad.get("questions", 0),
+        shipped=f"match ≥ {out['calibration']['shipped']['match']:.2f}, coverage ≥ "
+        f"{out['calibration']['shipped']['coverage']:.1f}",
+        calibration=calibration_table(out["calibration"]),
     )
     path.write_text(text, encoding="utf-8")

@@ -704,10 +704,17 @@ class SentenceIndex:
             idf = None
         return query_weights(ids, self.quantizer.scale, idf, self.quantizer.max_level)
 
-    def max_score(self, query_ids: Iterable[int], idf: Mapping[int, float] | bool | None = None) -> float:
-        """The highest score the question could reach: every token at the top level."""
+    def max_score(
+        self, query_ids: Iterable[int], idf: Mapping[int, float] | bool | None = None, tokens: int | None = None
+    ) -> float:
+        """The highest score the question could reach: every token at the top level (only its
+        ``tokens`` weightiest ones, when given: a sentence cannot hold a long query's every word)."""
         qw = self.query_weights(query_ids, idf)
-        return float(qw.scores(float(qw.multipliers.sum()) * self.quantizer.max_level)) if len(qw) else 0.0
+        if not len(qw):
+            return 0.0
+        weights = np.sort(qw.multipliers)[::-1]
+        total = float(weights[:tokens].sum() if tokens else weights.sum())
+        return float(qw.scores(total * self.quantizer.max_level))
 
     def _filter_query(self, filters: Filters | None, schema: tantivy.Schema | None = None) -> tantivy.Query | None:
         """The constant-score query of ``filters`` against ``schema`` (the sentence schema,

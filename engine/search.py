@@ -461,12 +461,16 @@ DOC_DEPTH = 100
 DOC_WEIGHT = 2.0
 #: The no-answer decision (calibrated in docs/product.md on answerable and unanswerable
 #: questions): a question is answered when the best sentence's SPARC score (question tokens
-#: weighted by IDF) reaches ``ANSWER_MATCH`` of the highest score the question could get,
+#: weighted by IDF) reaches ``ANSWER_MATCH`` of the highest score its ``ANSWER_TOKENS``
+#: weightiest tokens could get,
 #: and the first document holds at least ``ANSWER_COVERAGE`` of the question's content
 #: words (IDF-weighted). The first says a sentence means what the question asks (SPARC's
 #: expansions count), the second that the document is about what it names.
-ANSWER_MATCH = 0.28
+ANSWER_MATCH = 0.33
 ANSWER_COVERAGE = 0.4
+#: The highest score is that of the question's this many weightiest tokens, so a long
+#: description is not held to a sentence matching all of its words.
+ANSWER_TOKENS = 8
 
 #: Words that say what kind of answer a question wants rather than what it is about ("What
 #: is the e-mail address of ...", "Who sent the message ...", "Find the value ..."): a
@@ -716,7 +720,7 @@ def ask(
         if n_terms == 0:  # the document index has no terms for it: the question is only stopwords
             answers.coverage = 1.0 if answers[0].best.score > 0 else 0.0
         best = index.search(qids, 1, idf=True, filters=f) if qids else []
-        ceiling = index.max_score(qids, idf=True) if qids else 0.0
+        ceiling = index.max_score(qids, idf=True, tokens=ANSWER_TOKENS) if qids else 0.0
         answers.match = best[0].score / ceiling if best and ceiling > 0 else 0.0
         answers.answered = answers.coverage >= ANSWER_COVERAGE and answers.match >= ANSWER_MATCH
     return answers
