@@ -18,12 +18,13 @@ import json
 import logging
 import os
 import shutil
+import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from engine import model_store, writelock
+from engine import diskspace, model_store, writelock
 from engine.catalog import Catalog, Source, now_iso
 from engine.documents import SKIPPED_PREFIX
 from engine.encode import SparseEncoder, default_bundle_dir
@@ -331,7 +332,17 @@ class Engine:
 
     def _run(self, targets: list[Target], activate: bool, **kw: object) -> tuple[Indexer, RunResult]:
         self._follow_model_choice()
-        cat = Catalog(self.layout.catalog)  # a connection of its own for this run's thread
+        home = self.layout.home
+        diskspace.check(home, diskspace.MIN_FREE_BYTES)  # a full disk: stop before writing anything
+        try:
+            cat = Catalog(self.layout.catalog)  # a connection of its own for this run's thread
+        except sqlite3.OperationalError as exc:
+            if diskspace.is_disk_full(exc, home):
+                raise diskspace.DiskFullError(home, diskspace.free_bytes(home), diskspace.MIN_FREE_BYTES) from exc
+            raise
+        if cat.read_only:
+            cat.close()
+            raise diskspace.DiskFullError(home, diskspace.free_bytes(home), diskspace.MIN_FREE_BYTES)
         try:
             indexer = self._indexer(catalog=cat, **kw)  # type: ignore[arg-type]
             with self._writing("indexing"), self._write_lock:

@@ -192,19 +192,49 @@ class Catalog:
                 os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
                 if os.name == "posix" and (os.stat(self.path).st_mode & 0o077):
                     os.chmod(self.path, 0o600)
+        self._depth = 0
+        #: Opened read-only as the file stands (a full disk: SQLite could not even create its
+        #: -wal/-shm files); answers questions, refuses writes.
+        self.read_only = False
+        try:
+            self._open(str(path))
+        except sqlite3.OperationalError:
+            from engine import diskspace
+
+            free = diskspace.free_bytes(self.path)
+            if str(path) == ":memory:" or free is None or free >= diskspace.MIN_FREE_BYTES:
+                raise
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._open_read_only()
+
+    def _open(self, path: str) -> None:
         # Autocommit mode: transactions are explicit (see module docstring); a long busy
         # timeout because the indexer and the window share the file.
         conn = sqlite3.connect(
-            str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False, factory=_Connection
+            path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False, factory=_Connection
         )
         self.db = sqlite_utils.Database(conn)
         self._conn = conn
-        self._depth = 0
-        if str(path) != ":memory:":
+        if path != ":memory:":
             self.db.enable_wal()
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")
         self._create_tables()
+
+    def _open_read_only(self) -> None:
+        from urllib.parse import quote
+
+        conn = sqlite3.connect(
+            f"file:{quote(str(self.path.resolve()))}?immutable=1",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=_Connection,
+        )
+        self.db = sqlite_utils.Database(conn)
+        self._conn = conn
+        self.read_only = True
 
     # ---- lifecycle
 

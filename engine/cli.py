@@ -11,7 +11,9 @@
 
 ``--home`` (or ``$SPARCDESK_HOME``) picks the data folder, ``--model`` (or
 ``$SPARCDESK_MODEL``) the model bundle. Exit codes: 0 ok, 1 error, 2 usage, 3 another
-sparcdesk process is writing the index, 130 interrupted.
+sparcdesk process is writing the index, 4 the data folder's disk is full (the index answers as
+of its last commit; the same command continues once space is free), 130 interrupted.
+Whatever fails, the terminal gets one line; the traceback goes to HOME/logs/sparcdesk.log.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 DEMO_QUESTIONS = 3
 
 EXIT_LOCKED = 3
+EXIT_DISK_FULL = 4
 
 
 # --------------------------------------------------------------------------- output helpers
@@ -629,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_LOCKED
     except sqlite3.OperationalError as exc:
         if "locked" not in str(exc) and "busy" not in str(exc):
-            return _failed(exc)
+            return _failed(exc, getattr(args, "home", None))
         print(
             f"sparcdesk: the catalog is busy: another sparcdesk process has held it for over 30 s ({exc})."
             " Retry when it is done.",
@@ -642,14 +645,23 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # never a traceback: one line, the details in the log file
-        return _failed(exc)
+        return _failed(exc, getattr(args, "home", None))
 
 
-def _failed(exc: BaseException) -> int:
-    """One line for an unexpected failure; its traceback goes to the log file."""
+def _failed(exc: BaseException, home: str | None = None) -> int:
+    """One line for an unexpected failure; its traceback goes to the log file. A failure that
+    comes of a full disk says so (exit code 4)."""
     import logging
 
-    from engine import logs
+    from engine import diskspace, logs
+    from engine.paths import Layout
+
+    layout = Layout.resolve(home)
+    if diskspace.is_disk_full(exc, layout.home):
+        if not isinstance(exc, diskspace.DiskFullError):
+            exc = diskspace.DiskFullError(layout.home, diskspace.free_bytes(layout.home), diskspace.MIN_FREE_BYTES)
+        print(f"sparcdesk: {exc}", file=sys.stderr)
+        return EXIT_DISK_FULL
 
     record = logging.getLogger("sparcdesk").makeRecord(
         "sparcdesk", logging.ERROR, __file__, 0, "command failed", (), (type(exc), exc, exc.__traceback__)

@@ -54,6 +54,7 @@ from datetime import datetime, timezone
 from email.utils import getaddresses, parseaddr
 from pathlib import Path
 
+from engine import diskspace
 from engine.catalog import (
     Catalog,
     DocumentRow,
@@ -840,6 +841,32 @@ class Indexer:
         """Index ``targets``; ``activate`` (a run over every source) switches a building
         generation live when the run completes."""
         self._reset()
+        diskspace.check(self.layout.home, diskspace.MIN_FREE_BYTES)
+        try:
+            return self._run(targets, model, activate)
+        except diskspace.DiskFullError:
+            raise
+        except Exception as exc:
+            if not diskspace.is_disk_full(exc, self.layout.home):
+                raise
+            # Every store's commit is atomic and the failed one was rolled back (close()):
+            # the index answers as of the last commit; the journal redoes the rest.
+            log.info("disk full in %s: %s", self.layout.home, exc)
+            raise diskspace.DiskFullError(
+                self.layout.home, diskspace.free_bytes(self.layout.home), self._space_needed(), self.result.files_done
+            ) from exc
+
+    def _space_needed(self) -> int:
+        """About how many more bytes this run needs: its next commit, and the files still to
+        do at the sentences per byte seen so far."""
+        need = diskspace.commit_estimate(
+            self._since_commit + len(self._buffer), sum(len(t) for *_, t in self._handled)
+        )
+        rest = max(0, self._bytes_total - self._bytes_done)
+        per_byte = self.result.sentences / self._bytes_done if self._bytes_done and self.result.sentences else 0.01
+        return need + int(rest * per_byte * diskspace.BYTES_PER_SENTENCE)
+
+    def _run(self, targets: Sequence[Target], model: ModelIdentity, activate: bool) -> RunResult:
         self.generation = self.open_generation(model)
         if self.generation is not None and self.generation.status == "building":
             targets, activate = self.complete_targets(targets), True
@@ -1106,6 +1133,12 @@ class Indexer:
         self._apply_deletes()
         if not (self._dirty or self._finished or self._forget or self._handled):
             return
+        # Short of space for what this commit writes: stop before writing anything.
+        texts = sum(len(t) for *_, t in self._handled)
+        needed = diskspace.commit_estimate(self._since_commit if self._dirty else 0, texts)
+        free = diskspace.free_bytes(self.layout.home)
+        if free is not None and free < needed:
+            raise diskspace.DiskFullError(self.layout.home, free, self._space_needed(), self.result.files_done)
         phase, self._phase = self._phase, "committing"
         self._report(force=True)
         cat = self.catalog

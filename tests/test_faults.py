@@ -121,3 +121,94 @@ def test_opening_waits_for_no_other_writers_transaction(tmp_path: Path, monkeypa
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+# --------------------------------------------------------------------------- full disk
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 16 MB tmpfs (root only; skipped where mounting is not permitted)."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {r.stderr.strip()[:200]}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def _fill(disk: Path, leave: int) -> Path:
+    filler = disk / "filler"
+    free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+    with open(filler, "wb") as f:
+        f.write(b"\0" * max(0, free - leave))
+    return filler
+
+
+def _two_corpora(tmp_path: Path) -> tuple[Path, Path]:
+    one, two = tmp_path / "one", tmp_path / "two"
+    for i in range(20):
+        write(one / f"f{i}.txt", f"Otter note {i}. Otters swim in river number {i}. They eat fish daily.")
+    for i in range(150):
+        write(
+            two / f"g{i}.txt",
+            " ".join(f"Heron report {i} line {j} mentions pond {j * i} and reeds token{i}x{j}." for j in range(10)),
+        )
+    return one, two
+
+
+# Indexing whose free-space check before each commit is switched off, so the disk fills in
+# the middle of a commit (SQLite, tantivy or the column store fails half-way).
+NO_CHECK = (
+    "import sys\n"
+    "from engine import diskspace\n"
+    "diskspace.commit_estimate = lambda *a: 0\n"
+    "diskspace.MIN_FREE_BYTES = 0\n"
+    "from engine.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+@pytest.mark.parametrize("check", ["before", "during"])
+def test_full_disk_stops_cleanly_and_the_next_run_continues(tmp_path: Path, small_disk: Path, check: str) -> None:
+    """The data folder's disk fills while indexing: one line naming the data folder and the
+    space needed, exit code 4, no traceback; status and questions work at the last commit;
+    once space is free the same command finishes, with nothing indexed twice."""
+    one, two = _two_corpora(tmp_path)
+    home = small_disk / "home"
+    r = _cli(home, "index", str(one), "-q", "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    filler = _fill(small_disk, 1 << 20)
+    args = ("index", str(two), "-q", "--threads", "1", "--commit-every", "200")
+    if check == "before":
+        r = _cli(home, *args)
+    else:
+        r = subprocess.run(
+            [sys.executable, "-c", NO_CHECK, *args], env=_env(home), capture_output=True, text=True, timeout=600
+        )
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert r.returncode == 4, r.stderr
+    assert "Traceback" not in r.stderr and len(lines) == 1, r.stderr
+    assert f"the disk holding the data folder {home} is full" in lines[0] and "needs about" in lines[0]
+    st = _cli(home, "status")
+    assert st.returncode == 0 and "Traceback" not in st.stderr, st.stderr
+    ask = _cli(home, "ask", "where do otters swim? river 7", "--json")
+    assert ask.returncode == 0 and json.loads(ask.stdout)["answers"][0]["path"] == str(one / "f7.txt")
+    with Engine(home=home, threads=1) as e:
+        from test_pipeline import census
+
+        census(e)  # index and catalog agree at the last commit
+    filler.unlink()
+    subprocess.run(["mount", "-o", "remount,size=96m", str(small_disk)], check=True)
+    r = _cli(home, *args)
+    assert r.returncode == 0, r.stderr
+    with Engine(home=home, threads=1) as e:
+        from test_pipeline import assert_complete
+
+        assert_complete(e, [*sorted(one.iterdir()), *sorted(two.iterdir())])
+        st = e.status()
+        assert st["files"] == st["files_ok"] == 170
+        assert e.ask("heron report 17 token17x3", top=1)[0].path == str(two / "g17.txt")
