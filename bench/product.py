@@ -908,6 +908,12 @@ def calibration_table(cal: dict) -> str:
     return "\n".join(lines)
 
 
+def _doc_weight() -> float:
+    import engine.search
+
+    return engine.search.DOC_WEIGHT
+
+
 def _busy_processes(min_cpu: float = 15.0) -> list[str]:
     from bench.search_latency import _busy_processes as busy
 
@@ -916,6 +922,10 @@ def _busy_processes(min_cpu: float = 15.0) -> list[str]:
 
 def run(args: argparse.Namespace, log=print) -> dict:
     sets = [s for s in args.sets.split(",") if s]
+    if getattr(args, "doc_weight", None) is not None:
+        import engine.search
+
+        engine.search.DOC_WEIGHT = args.doc_weight
     for s in sets:
         if s not in SETS:
             raise SystemExit(f"unknown set {s!r}; choose from {','.join(SETS)}")
@@ -994,7 +1004,13 @@ def run(args: argparse.Namespace, log=print) -> dict:
             "python": platform.python_version(),
         },
         "environment": {"before": env_before, "after": env_after},
-        "search": {"idf": DEFAULT_IDF, "hybrid": DEFAULT_HYBRID, "fusion": DEFAULT_FUSION, "top": TOP},
+        "search": {
+            "idf": DEFAULT_IDF,
+            "hybrid": DEFAULT_HYBRID,
+            "fusion": DEFAULT_FUSION,
+            "top": TOP,
+            "doc_weight": _doc_weight(),
+        },
         "bm25": {
             "k1": 0.9,
             "b": 0.4,
@@ -1115,6 +1131,12 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap.add_argument("--bundle", type=Path, help="model bundle (default: the shipped one)")
     ap.add_argument("--threads", type=int, default=2, help="encoder threads while indexing")
     ap.add_argument("--doc", type=Path, help="write the markdown report here (docs/product.md)")
+    ap.add_argument(
+        "--doc-weight",
+        type=float,
+        help="weight of the whole-document BM25 in the document ranking (engine.search.DOC_WEIGHT; "
+        "default: the shipped one), to compare settings",
+    )
     ap.add_argument("--enron", type=int, help="Enron distractor messages (full 1000, quick 200)")
     ap.add_argument("--squad-articles", dest="squad_articles", type=int, help="SQuAD articles (of 48)")
     ap.add_argument("--cisi-docs", dest="cisi_docs", type=int, help="CISI documents (0 = all)")
