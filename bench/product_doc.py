@@ -166,9 +166,17 @@ scores do not carry.
   topical descriptions are keyword search's home ground; SPARC trained on SQuAD questions
   ranks their sentences worse than BM25 ranks their documents (docs/ood.md: CISI nDCG@10
   SPARC 23.8 vs BM25 33.1 on the sentence pool), and the document-level BM25 carries the
-  hybrid there. Weights between 1 and 6 and a min-max or reciprocal-rank document fusion
-  were tried (a weight of 2 is shipped; CISI never passed +3.9, TIME +4.8 at a weight that
-  cost e-mail 10 points).
+  hybrid there. The weight of the whole-document BM25 decides the balance
+  (`python -m bench.product --doc-weight W`, homes reused, same machine and load):
+
+  | weight | e-mail | Enron | SQuAD | CISI | TIME | run |
+  |---|---|---|---|---|---|---|
+  | 1 | +31.7 | +10.8 | +7.3 | −1.3 | +1.2 | `product-20261123-225114.json` |
+  | **2 (shipped)** | +26.8 | +10.8 | +7.6 | +2.6 | +2.4 | this page's run |
+  | 4 | +24.4 | +10.4 | +8.0 | −2.6 | +2.4 | `product-20261123-225224.json` |
+  | 6 | +21.9 | +10.0 | +8.0 | +0.0 | +3.6 | `product-20261123-225320.json` |
+
+  (hit@1 Δ over BM25). No weight reaches +5 on CISI or TIME.
 - The no-answer decision on BIPIA (above).
 - "Who is X?" answer@1 (10 questions): the right message is first, but the sentence shown is
   rarely the one naming the role.
