@@ -26,11 +26,13 @@ import re
 import stat
 import warnings
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from engine.catalog import open_regular
 from engine.documents import Document, ExtractionError, UnsupportedFormat
 from engine.walk import classify
 
@@ -38,6 +40,19 @@ log = logging.getLogger(__name__)
 
 # Files larger than this are refused without being read (the catalog records the error).
 MAX_FILE_BYTES = 50 * 1024 * 1024
+#: A document whose text is longer than this is not indexed (its name is): ~3,000 pages.
+MAX_TEXT_CHARS = 6_000_000
+#: Zip-based formats (DOCX, ODT, EPUB, XLSX, PPTX, ODS, ODP): what the archive's directory
+#: says its members expand to is checked before anything is decompressed. A zip bomb named
+#: .docx, or a 205 KB ODT holding a 200 MB paragraph, is refused instead of parsed.
+MAX_UNZIPPED_BYTES = 256 * 1024 * 1024
+#: ... and past this size, at most this many times the archive's own size (office XML
+#: compresses 5-20 times).
+ZIP_RATIO_FROM = 16 * 1024 * 1024
+MAX_ZIP_RATIO = 100
+#: HTML nested deeper than this (counted on its tags, before parsing) is read as plain text
+#: with its tags dropped: a tree parser takes minutes on 100,000 nested elements.
+MAX_HTML_DEPTH = 1000
 
 EXTENSION_KINDS: dict[str, str] = {
     ".txt": "text",
@@ -158,13 +173,32 @@ def read_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[bytes, os.st
     if st.st_size > max_bytes:
         raise ExtractionError(path, too_large(st.st_size, max_bytes))
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # never blocks on a file swapped for a FIFO
             data = handle.read(max_bytes + 1)
     except OSError as exc:
         raise ExtractionError(path, exc.strerror or str(exc)) from None
     if len(data) > max_bytes:  # grew between stat and read
         raise ExtractionError(path, too_large(len(data), max_bytes))
     return data, st
+
+
+def check_zip(data: bytes, where: str, name: str) -> None:
+    """Refuse an archive that would expand too much (see ``MAX_UNZIPPED_BYTES``), from the
+    sizes in its directory (Python's zipfile never reads past a member's stated size)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise ExtractionError(where, f"corrupt {name}: {type(exc).__name__}: {exc}") from None
+    total = sum(max(0, i.file_size) for i in infos)
+    if total > MAX_UNZIPPED_BYTES or (total > ZIP_RATIO_FROM and total > MAX_ZIP_RATIO * max(1, len(data))):
+        raise ExtractionError(
+            where,
+            f"{name} expands to {_fmt_size(total)} from {_fmt_size(len(data))} (limit {_fmt_size(MAX_UNZIPPED_BYTES)},"
+            f" or {MAX_ZIP_RATIO}x past {_fmt_size(ZIP_RATIO_FROM)}): a zip bomb or a damaged file; skipped",
+        )
+    if len(infos) > 100_000:
+        raise ExtractionError(where, f"{name} holds {len(infos):,} parts: skipped")
 
 
 # --------------------------------------------------------------------------- plain text
@@ -232,12 +266,56 @@ _QUOTE_SELECTORS = (
 )
 
 
+_TAG = re.compile(rb"<(/?)([A-Za-z][A-Za-z0-9:-]*)[^>]*?(/?)>")
+_VOID_TAGS = frozenset(
+    b"area base br col embed hr img input link meta param source track wbr p li dt dd tr td th"
+    b" option optgroup thead tbody tfoot colgroup rp rt".split()
+)
+_ANY_TAG = re.compile(r"<[^>]*>")
+_BLOCK_END = re.compile(r"(?i)</?(?:p|div|br|li|h[1-6]|tr|table|section|article|blockquote|pre)\b[^>]*>")
+
+
+def html_depth(data: bytes, stop: int = MAX_HTML_DEPTH) -> int:
+    """How deep the elements of an HTML page nest, counted on its tags (elements whose end
+    tag may be left out are not counted); stops counting past ``stop``."""
+    depth = deepest = 0
+    for m in _TAG.finditer(data):
+        closing, name, selfclosing = m.group(1), m.group(2).lower(), m.group(3)
+        if name in _VOID_TAGS or selfclosing:
+            continue
+        if closing:
+            depth = max(0, depth - 1)
+        else:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop:
+                    break
+    return deepest
+
+
+def _flat_html_text(html: str) -> str:
+    """Text of HTML too deeply nested to parse as a tree: block tags end paragraphs, other
+    tags are dropped, entities decoded."""
+    import html as html_mod
+
+    text = _BLOCK_END.sub("\n\n", html)
+    text = html_mod.unescape(_ANY_TAG.sub(" ", text))
+    return join_paragraphs([" ".join(p.split()) for p in text.split("\n\n")])
+
+
 def html_to_text(html: str | bytes, drop_quotes: bool = False) -> tuple[str, str | None]:
     """Visible text of an HTML page as blank-line separated paragraphs, and its ``<title>``.
 
-    ``drop_quotes`` also removes the quoted history of an HTML e-mail reply.
+    ``drop_quotes`` also removes the quoted history of an HTML e-mail reply. A page nested
+    deeper than ``MAX_HTML_DEPTH`` is read without building a tree (``_flat_html_text``).
     """
     from bs4 import BeautifulSoup, NavigableString
+
+    raw_bytes = html if isinstance(html, bytes) else html.encode("utf-8", "surrogatepass")
+    if html_depth(raw_bytes) > MAX_HTML_DEPTH:
+        source = html if isinstance(html, str) else decode_text(html, "html")[0]
+        return _flat_html_text(source), None
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # bs4 warns on markup that looks like a file name or URL
@@ -435,6 +513,8 @@ def _docx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
+    check_zip(data, where, "DOCX")
+
     try:
         document = docx.Document(io.BytesIO(data))
     except Exception as exc:
@@ -493,6 +573,7 @@ def _odf_load(data: bytes, where: str, name: str, body: str) -> tuple[Any, Any]:
     """An OpenDocument file and its ``body`` element (``text``, ``spreadsheet``, ``presentation``)."""
     from odf.opendocument import load
 
+    check_zip(data, where, name)
     try:
         document = load(io.BytesIO(data))
         element = getattr(document, body, None)
@@ -586,6 +667,8 @@ def _sheet_paragraph(name: str, lines: list[str]) -> str:
 
 def _xlsx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     import openpyxl
+
+    check_zip(data, where, "XLSX")
 
     try:
         with warnings.catch_warnings():
@@ -686,6 +769,8 @@ def _pptx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     import pptx
     from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
 
+    check_zip(data, where, "PPTX")
+
     try:
         deck = pptx.Presentation(io.BytesIO(data))
     except Exception as exc:
@@ -744,6 +829,8 @@ def _odp(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
 def _epub(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     import ebooklib
     from ebooklib import epub
+
+    check_zip(data, where, "EPUB")
 
     try:
         with warnings.catch_warnings():
@@ -827,8 +914,9 @@ def sniff_kind(data: bytes) -> str | None:
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 names = set(archive.namelist())
-                mimetype = archive.read("mimetype").strip() if "mimetype" in names else b""
-        except (zipfile.BadZipFile, OSError, KeyError):
+                small = "mimetype" in names and archive.getinfo("mimetype").file_size < 256
+                mimetype = archive.read("mimetype").strip() if small else b""
+        except (zipfile.BadZipFile, OSError, KeyError, ValueError, EOFError, zlib.error):
             return None
         if mimetype == b"application/epub+zip":
             return "epub"
@@ -996,6 +1084,8 @@ def iter_extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Docume
         yield doc
     except ExtractionError as exc:
         yield exc
+    except (MemoryError, RecursionError):
+        raise  # a limit, not a damaged file: the extraction worker reports it
     except Exception as exc:  # a library bug on odd input must not stop an indexing run
         yield ExtractionError(path, f"extraction failed: {type(exc).__name__}: {exc}")
 

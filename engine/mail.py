@@ -414,11 +414,22 @@ def parse_message(
 
 
 def _maildir_files(folder: Path) -> list[Path]:
+    """The messages of a Maildir. An entry that is not a file -- a sub-folder, or a link
+    that cannot be resolved (a symbolic link loop) -- is left out, never the whole folder:
+    it is listed, so its error is reported by :func:`iter_mailbox`."""
     files: list[Path] = []
     for sub in ("new", "cur"):
         try:
             with os.scandir(folder / sub) as it:
-                files.extend(Path(e.path) for e in it if not e.name.startswith(".") and e.is_file())
+                for e in it:
+                    if e.name.startswith("."):
+                        continue
+                    try:
+                        if e.is_dir():
+                            continue
+                    except OSError:
+                        pass  # a link loop: read_file reports it
+                    files.append(Path(e.path))
         except FileNotFoundError:
             continue
     return sorted(files, key=lambda p: p.name)

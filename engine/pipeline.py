@@ -184,12 +184,20 @@ def model_identity(bundle_dir: Path) -> ModelIdentity:
 # --------------------------------------------------------------------------- units on disk
 
 
+def _is_file(e: os.DirEntry[str]) -> bool:
+    """``e.is_file()``, False for an entry that cannot be resolved (a symbolic link loop)."""
+    try:
+        return e.is_file()
+    except OSError:
+        return False
+
+
 def _maildir_files(folder: Path) -> list[os.DirEntry[str]]:
     out: list[os.DirEntry[str]] = []
     for sub in ("cur", "new"):
         try:
             with os.scandir(folder / sub) as it:
-                out.extend(e for e in it if not e.name.startswith(".") and e.is_file())
+                out.extend(e for e in it if not e.name.startswith(".") and _is_file(e))
         except OSError:
             continue
     return out
@@ -225,7 +233,10 @@ def unit_hash(path: str | Path) -> str:
     if os.path.isdir(p):
         h = hashlib.blake2b(digest_size=20)
         for e in sorted(_maildir_files(p), key=lambda e: e.path):
-            st = e.stat()
+            try:
+                st = e.stat()
+            except OSError:
+                continue
             h.update(f"{e.path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
         return "maildir:" + h.hexdigest()
     st = os.stat(p)
@@ -386,10 +397,44 @@ def records_of(doc: Document) -> str:
     return "3" if has_name_line(doc) else ""  # a file's name line came with 3
 
 
+#: A "sentence" longer than this (a 50 MB line without a full stop, a table flattened into
+#: one line) is cut into pieces of about this size, at spaces where there are any: the
+#: encoder reads at most its first ~100 tokens anyway, and one huge sentence would be
+#: stored whole in the index and tokenised whole.
+MAX_SENTENCE_CHARS = 2000
+#: A document that cuts into more sentences than this is not indexed (its name is): no
+#: real document of a desktop comes near it (a 1,500-page book has ~40,000), and a hostile
+#: one (a 672 KB DOCX of 2,000,000 one-word paragraphs) would take hours to encode.
+MAX_SENTENCES = 60_000
+
+
+def _cut_long(span: Span, limit: int = MAX_SENTENCE_CHARS) -> list[Span]:
+    if len(span.text) <= limit:
+        return [span]
+    out: list[Span] = []
+    text, pos = span.text, 0
+    while pos < len(text):
+        end = min(len(text), pos + limit)
+        if end < len(text):
+            cut = text.rfind(" ", pos + limit // 2, end)
+            end = cut if cut > pos else end
+        piece = text[pos:end]
+        stripped = piece.strip()
+        if stripped:
+            lead = len(piece) - len(piece.lstrip())
+            out.append(Span(span.start + pos + lead, span.start + pos + lead + len(stripped), stripped))
+        pos = end
+    return out
+
+
 def passages_of(text: str, kind: str) -> list[list[Span]]:
     """A document's passages and sentences as the indexer cuts them (lines of spreadsheets
-    and slides are sentences of their own)."""
-    return split_passages(text, lines=kind in LINE_KINDS)
+    and slides are sentences of their own; a very long one is cut, see
+    ``MAX_SENTENCE_CHARS``)."""
+    passages = split_passages(text, lines=kind in LINE_KINDS)
+    if any(len(s.text) > MAX_SENTENCE_CHARS for p in passages for s in p):
+        passages = [[piece for s in p for piece in _cut_long(s)] for p in passages]
+    return passages
 
 
 def document_digest(doc: Document, records: str | None = None) -> str:
@@ -442,7 +487,11 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     contexts: list[str] = []
     records: list[SentenceRecord] = []
     position = 0
-    for passage in passages_of(doc.text, doc.kind):
+    passages = passages_of(doc.text, doc.kind)
+    n = sum(len(p) for p in passages)
+    if n > MAX_SENTENCES:
+        raise ExtractionError(doc.key, f"too many sentences ({n:,} > {MAX_SENTENCES:,} limit): skipped")
+    for passage in passages:
         p_start, p_end = passage[0].start, passage[-1].end
         passage_text = doc.text[p_start:p_end]
         for i, span in enumerate(passage):
@@ -1211,6 +1260,20 @@ class Indexer:
         self.store.clear_journal(job.path)
 
 
+#: Extract in a worker process under limits (engine.extract_worker); False: in this
+#: process, as before (tests that replace ``iter_extract`` in this process use it).
+ISOLATE_EXTRACTION = True
+
+
+def _extract_items(path: str, stop: threading.Event) -> Iterator[Document | ExtractionError]:
+    """The documents and errors of one unit: in the worker under limits, or in-process."""
+    if ISOLATE_EXTRACTION:
+        from engine import extract_worker
+
+        return extract_worker.shared().extract(path, MAX_FILE_BYTES, stop)
+    return iter_extract(Path(path))
+
+
 def _produce(jobs: Sequence[_Job], q: queue.Queue, stop: threading.Event) -> None:
     """Producer thread: extract and segment units, in order, into ``q``."""
 
@@ -1237,23 +1300,21 @@ def _produce(jobs: Sequence[_Job], q: queue.Queue, stop: threading.Event) -> Non
             docs = 0
             failed = False
             try:
-                for item in iter_extract(Path(job.path)):
-                    if stop.is_set():
-                        return
-                    if isinstance(item, ExtractionError):
-                        msg: tuple[str, _Job | None, object] = ("error", job, item)
-                        failed = failed or item.path == job.path
-                    else:
-                        try:
-                            msg = ("doc", job, prepare(item, mail))
-                            docs += 1
-                        except Exception as exc:  # one odd document must not cost its unit
-                            log.exception("segmenting %s failed", item.key)
-                            reason = f"indexing failed: {type(exc).__name__}: {exc}"
-                            msg = ("error", job, ExtractionError(item.key, reason))
-                            failed = failed or item.key == job.path
-                    if not put(msg):
-                        return
+                with contextlib.closing(_extract_items(job.path, stop)) as items:  # type: ignore[type-var]
+                    for item in items:
+                        if stop.is_set():
+                            return
+                        if isinstance(item, ExtractionError):
+                            msg: tuple[str, _Job | None, object] = ("error", job, item)
+                            failed = failed or item.path == job.path
+                        else:
+                            msg = _prepared(job, item, mail)
+                            if msg[0] == "doc":
+                                docs += 1
+                            else:
+                                failed = failed or item.key == job.path
+                        if not put(msg):
+                            return
             except Exception as exc:  # a bug on one odd unit must not stop the run
                 log.exception("extraction of %s failed", job.path)
                 failed = True
@@ -1275,6 +1336,18 @@ def _produce(jobs: Sequence[_Job], q: queue.Queue, stop: threading.Event) -> Non
                 if stop.is_set():
                     with contextlib.suppress(queue.Empty):
                         q.get_nowait()
+
+
+def _prepared(job: _Job, doc: Document, mail: dict[str, dict[str, str]]) -> tuple[str, _Job, object]:
+    """``("doc", job, PreparedDoc)``, or ``("error", job, ExtractionError)`` for a document
+    over a limit or one the segmenter fails on (one odd document must not cost its unit)."""
+    try:
+        return ("doc", job, prepare(doc, mail))
+    except ExtractionError as exc:
+        return ("error", job, exc)
+    except Exception as exc:
+        log.exception("segmenting %s failed", doc.key)
+        return ("error", job, ExtractionError(doc.key, f"indexing failed: {type(exc).__name__}: {exc}"))
 
 
 def _name_only(path: str) -> PreparedDoc | None:

@@ -102,7 +102,9 @@ def test_two_writers_on_two_sources(tmp_path: Path) -> None:
         assert e.ask("where do herons stand? beta3", top=1)[0].path == str(b / "b3.txt")
 
 
-def test_opening_waits_for_no_other_writers_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_opening_waits_for_no_other_writers_transaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Status and questions while another process holds a long catalog write transaction:
     opening the catalog writes nothing (it used to set the schema version on every open, and
     so waited for the writer, then failed with 'database is locked')."""
@@ -131,7 +133,9 @@ def small_disk(tmp_path: Path):
     """A 16 MB tmpfs (root only; skipped where mounting is not permitted)."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True, text=True
+    )
     if r.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {r.stderr.strip()[:200]}")
     try:
@@ -155,7 +159,9 @@ def _two_corpora(tmp_path: Path) -> tuple[Path, Path]:
     for i in range(150):
         write(
             two / f"g{i}.txt",
-            " ".join(f"Heron report {i} line {j} mentions pond {j * i} and reeds token{i}x{j}." for j in range(10)),
+            " ".join(
+                f"Heron report {i} line {j} mentions pond {j * i} and reeds token{i}x{j}." for j in range(10)
+            ),
         )
     return one, two
 
@@ -173,7 +179,9 @@ NO_CHECK = (
 
 
 @pytest.mark.parametrize("check", ["before", "during"])
-def test_full_disk_stops_cleanly_and_the_next_run_continues(tmp_path: Path, small_disk: Path, check: str) -> None:
+def test_full_disk_stops_cleanly_and_the_next_run_continues(
+    tmp_path: Path, small_disk: Path, check: str
+) -> None:
     """The data folder's disk fills while indexing: one line naming the data folder and the
     space needed, exit code 4, no traceback; status and questions work at the last commit;
     once space is free the same command finishes, with nothing indexed twice."""
@@ -187,7 +195,11 @@ def test_full_disk_stops_cleanly_and_the_next_run_continues(tmp_path: Path, smal
         r = _cli(home, *args)
     else:
         r = subprocess.run(
-            [sys.executable, "-c", NO_CHECK, *args], env=_env(home), capture_output=True, text=True, timeout=600
+            [sys.executable, "-c", NO_CHECK, *args],
+            env=_env(home),
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert r.returncode == 4, r.stderr
@@ -212,3 +224,205 @@ def test_full_disk_stops_cleanly_and_the_next_run_continues(tmp_path: Path, smal
         st = e.status()
         assert st["files"] == st["files_ok"] == 170
         assert e.ask("heron report 17 token17x3", top=1)[0].path == str(two / "g17.txt")
+
+
+# --------------------------------------------------------------------------- hostile files
+
+
+def _zip(path: Path, members: dict[str, bytes | tuple[int, bytes]]) -> Path:
+    """A zip file; a member given as ``(n, block)`` is ``block`` repeated ``n`` times (streamed)."""
+    import zipfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            if isinstance(data, tuple):
+                n, block = data
+                with z.open(name, "w", force_zip64=True) as f:
+                    for _ in range(n):
+                        f.write(block)
+            else:
+                z.writestr(name, data)
+    return path
+
+
+_W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+_CT = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+    b'content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships'
+    b'+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" '
+    b'ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
+)
+_RELS = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+    b'relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+    b'relationships/officeDocument" Target="word/document.xml"/></Relationships>'
+)
+
+
+def docx_with_paragraphs(path: Path, n: int, text: str = "Go.") -> Path:
+    """A DOCX of ``n`` one-sentence paragraphs, written as XML (python-docx takes minutes)."""
+    para = f"<w:p><w:r><w:t>{text}</w:t></w:r></w:p>".encode()
+    body = b"".join(
+        [f'<?xml version="1.0"?><w:document {_W}><w:body>'.encode(), para * n, b"</w:body></w:document>"]
+    )
+    return _zip(path, {"[Content_Types].xml": _CT, "_rels/.rels": _RELS, "word/document.xml": body})
+
+
+def odt_with_paragraph(path: Path, mb: int) -> Path:
+    """An ODT whose one paragraph is ``mb`` MB of text (a few hundred KB on disk)."""
+    head = (
+        b'<?xml version="1.0"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:'
+        b'office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text><text:p>'
+    )
+    tail = b"</text:p></office:text></office:body></office:document-content>"
+    import zipfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("mimetype", b"application/vnd.oasis.opendocument.text", compress_type=zipfile.ZIP_STORED)
+        z.writestr(
+            "META-INF/manifest.xml",
+            b'<?xml version="1.0"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:'
+            b'manifest:1.0"><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+            b"</manifest:manifest>",
+        )
+        with z.open("content.xml", "w", force_zip64=True) as f:
+            f.write(head)
+            for _ in range(mb):
+                f.write(b"word " * ((1 << 20) // 5))
+            f.write(tail)
+    return path
+
+
+def nested_html(path: Path, depth: int, fact: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"<html><body>{'<div>' * depth}<p>{fact}</p>{'</div>' * depth}</body></html>")
+    return path
+
+
+def _peak_tree_rss(proc: subprocess.Popen) -> tuple[int, float]:
+    """Wait for ``proc``; the peak of its and its children's summed resident size, and the wall time."""
+    import psutil
+
+    t0 = time.monotonic()
+    peak = 0
+    p = psutil.Process(proc.pid)
+    while proc.poll() is None:
+        try:
+            total = p.memory_info().rss + sum(c.memory_info().rss for c in p.children(recursive=True))
+        except psutil.Error:
+            total = 0
+        peak = max(peak, total)
+        time.sleep(0.05)
+    return peak, time.monotonic() - t0
+
+
+def _limit_box() -> None:  # a hostile test must not take the shared machine down
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (16 << 30, 16 << 30))
+
+
+def test_hostile_files_cost_one_file_each(tmp_path: Path) -> None:
+    """Zip bombs, a 40 MB paragraph in a tiny ODT, HTML nested 100,000 deep, a DOCX of 70,000
+    paragraphs, a 1 GB sparse file, a FIFO and a Maildir with a symbolic link loop in cur/:
+    the run finishes in bounded time and memory, every hostile file is in status with its
+    reason, and the good files (the nested page's text and the Maildir's message too) answer."""
+    d = tmp_path / "docs"
+    good = write(d / "good.txt", "Kestrels hover over motorway verges while hunting voles.")
+    _zip(d / "bomb.docx", {"word/document.xml": (300, b"\0" * (1 << 20))})
+    _zip(d / "bomb.epub", {"mimetype": b"application/epub+zip", "a.xhtml": (300, b"a" * (1 << 20))})
+    odt_with_paragraph(d / "paragraph.odt", 40)
+    nested_html(d / "nested.html", 100_000, "Axolotls regrow their limbs within weeks.")
+    docx_with_paragraphs(d / "many.docx", 70_000)
+    with open(d / "sparse.txt", "wb") as f:
+        f.truncate(1 << 30)
+    os.mkfifo(d / "pipe.txt")
+    box = d / "Mail"
+    for sub in ("cur", "new", "tmp"):
+        (box / sub).mkdir(parents=True)
+    (box / "cur" / "1.host:2,S").write_bytes(
+        b"From: ann@example.org\nTo: bob@example.org\nSubject: Owls\nMessage-ID: <owl@x>\n\n"
+        b"Barn owls swallow their prey whole.\n"
+    )
+    os.symlink(box / "cur" / "loop", box / "cur" / "loop")
+    home = tmp_path / "home"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "index", str(d), "-q", "--threads", "1"],
+        env=_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_limit_box,
+    )
+    peak, wall = _peak_tree_rss(proc)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err.decode()[-3000:]
+    assert b"Traceback" not in err and len(out) < 10_000  # nothing a parser printed reaches the terminal
+    assert peak < 1.5 * (1 << 30), f"peak RSS {peak / (1 << 20):.0f} MB"
+    assert wall < 240, f"{wall:.0f} s"
+    with Engine(home=home, threads=1) as e:
+        reasons = {Path(x.path).name: x.reason for x in e.errors()}
+        assert "expands to 300.0 MB" in reasons["bomb.docx"]
+        assert "expands to 300.0 MB" in reasons["bomb.epub"]
+        assert "ODT expands to 40.0 MB" in reasons["paragraph.odt"]
+        assert "too many sentences (70,000 > 60,000 limit)" in reasons["many.docx"]
+        assert "file too large" in reasons["sparse.txt"]
+        assert "cur/loop: Too many levels of symbolic links" in reasons["Mail"]
+        assert e.ask("how do kestrels hunt?", top=1)[0].path == str(good)
+        assert e.ask("what do axolotls regrow?", top=1)[0].path == str(d / "nested.html")
+        assert e.ask("how do barn owls eat their prey?", top=1)[0].kind == "email"
+        st = e.status()
+        assert st["files_pending"] == 0
+
+
+def test_extraction_worker_limits(tmp_path: Path) -> None:
+    """The worker is killed past its memory or time limit; the unit gets the reason and the
+    next unit is read by a fresh worker."""
+    from engine.extract_worker import Extractor
+
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"many words in a row " * (2 << 20))  # 40 MB: decoding and tidying need more than 64 MB
+    small = write(tmp_path / "small.txt", "Puffins nest in burrows.")
+    slow = write(tmp_path / "slow.md", "* a *list* item with `code` and [a](link)\n" * 200_000)  # seconds to parse
+    ex = Extractor(memory_limit=64 << 20, time_limit=lambda size: 1.0)
+    try:
+        (err,) = list(ex.extract(big, 50 << 20))
+        assert "needed more than 64 MB of memory to read: skipped" in err.reason
+        t0 = time.monotonic()
+        (err,) = list(ex.extract(slow, 50 << 20))
+        assert err.reason == "took longer than 1 s to read: skipped" and time.monotonic() - t0 < 30
+        (doc,) = list(ex.extract(small, 50 << 20))
+        assert doc.text == "Puffins nest in burrows."
+    finally:
+        ex.close()
+
+
+def test_a_file_swapped_for_a_fifo_after_the_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between the scan and its extraction a file becomes a FIFO: the run does not block on
+    it (hashing and reading open without waiting for a writer)."""
+    import threading
+
+    import engine.pipeline as pipeline
+
+    d = tmp_path / "docs"
+    write(d / "a.txt", "Lynx hunt snowshoe hares.")
+    swapped = write(d / "b.txt", "This file becomes a pipe.")
+    real_scan = pipeline.Indexer._scan
+
+    def scan_then_swap(self, target):
+        out = real_scan(self, target)
+        swapped.unlink()
+        os.mkfifo(swapped)
+        return out
+
+    monkeypatch.setattr(pipeline.Indexer, "_scan", scan_then_swap)
+    done: list[object] = []
+    with Engine(home=tmp_path / "home", threads=1) as e:
+        t = threading.Thread(target=lambda: done.append(e.index([d])), daemon=True)
+        t.start()
+        t.join(120)
+        assert done, "indexing blocked on the FIFO"
+        reasons = {Path(x.path).name: x.reason for x in e.errors()}
+        assert "not a regular file" in reasons["b.txt"]
+        assert e.ask("what do lynx hunt?", top=1)[0].path == str(d / "a.txt")

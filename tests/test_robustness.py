@@ -50,7 +50,7 @@ def test_bad_files_are_reported_and_the_rest_is_indexed(
     vanishing = write(d / "vanishing.txt", "This file disappears while it is being read.")
     write(d / "crashing.txt", "Something inside the indexer breaks on this file.")
 
-    real_open = open
+    real_open = engine.extract.open_regular
     real_iter = engine.pipeline.iter_extract
     real_prepare = engine.pipeline.prepare
 
@@ -69,7 +69,9 @@ def test_bad_files_are_reported_and_the_rest_is_indexed(
             raise ValueError("unexpected failure inside the indexer")
         return real_prepare(doc, mail)
 
-    monkeypatch.setattr(engine.extract, "open", fake_open, raising=False)
+    # the fakes live in this process: extract here, not in the worker (test_faults covers it)
+    monkeypatch.setattr(engine.pipeline, "ISOLATE_EXTRACTION", False)
+    monkeypatch.setattr(engine.extract, "open_regular", fake_open)
     monkeypatch.setattr(engine.pipeline, "iter_extract", deleting_iter)
     monkeypatch.setattr(engine.pipeline, "prepare", crashing_prepare)
 
