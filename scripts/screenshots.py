@@ -138,6 +138,24 @@ def main(argv: list[str] | None = None) -> int:
     spin(400)  # the filter change re-runs the question once more
     shot(window, "05-email-result.png")
 
+    # The query syntax (engine/query.py): a field, an exclusion and ranking words.
+    got.clear()
+    window.filters.set_kinds(None)
+    window.act_filters.setChecked(False)
+    window.search.setText('type:email from:skilling "energy crisis" California -Organizational')
+    window.run_search()
+    wait_for(lambda: bool(got) and bool(window.preview.hits), "answers to the query syntax")
+    spin(400)
+    shot(window, "07-query-syntax.png")
+
+    # A question nothing indexed answers: said above the closest matches.
+    got.clear()
+    window.search.setText("What is the capital of Australia?")
+    window.run_search()
+    wait_for(lambda: bool(got) and window.no_answer.isVisible(), "the no-answer banner")
+    spin(300)
+    shot(window, "08-no-answer.png")
+
     window.show_sources()
     dialog = window._sources_dialog
     wait_for(lambda: dialog.table.rowCount() > 0 and dialog.errors_table.rowCount() > 0, "the sources dialog")
