@@ -28,6 +28,12 @@ grep -q "smoke check passed" gui.txt || fail "the window's indexing process fail
 grep -q "smoke check passed" "$GUI_HOME/logs/sparcdesk.log" || fail "the window wrote no log"
 test -s "$GUI_HOME/logs/indexer.log" || fail "the indexing process wrote no log"
 
+if [ -n "${SMOKE_DISPLAY:-}" ]; then
+  step "window on X11 (Xvfb $SMOKE_DISPLAY): Qt's xcb plugin and the X libraries it brings"
+  SPARCDESK_HOME="$WORK/x11-home" DISPLAY="$SMOKE_DISPLAY" QT_QPA_PLATFORM=xcb "$CLI" gui --smoke > x11.txt 2>&1 || { cat x11.txt; fail "window on X11"; }
+  grep "^smoke:" x11.txt
+fi
+
 step "CLI: index the bundled samples (sparcdesk demo) into the platform's data folder"
 "$CLI" demo -q > demo.txt 2>&1 || { cat demo.txt; fail "demo"; }
 grep -E "^indexed|^Q:" demo.txt

@@ -54,11 +54,22 @@ if [ "$MODE" = chroot ]; then
   mountpoint -q "$RFS/proc" || mount -t proc proc "$RFS/proc"
   mountpoint -q "$RFS/dev" || mount --bind /dev "$RFS/dev"
   trap 'umount "$RFS/proc" "$RFS/dev" 2>/dev/null || true' EXIT
+  # an X server on the host, its socket shared: the window also starts on X11 (the chroot has
+  # no libxcb-cursor0 and friends, as many desktops: the bundle must bring them)
+  XDISP=""
+  if command -v Xvfb >/dev/null; then
+    Xvfb :77 -nolisten tcp -screen 0 1280x800x24 >/dev/null 2>&1 &
+    XPID=$!
+    sleep 2
+    mkdir -p "$RFS/tmp/.X11-unix"
+    mount --bind /tmp/.X11-unix "$RFS/tmp/.X11-unix" && XDISP=:77
+  fi
+  trap 'umount "$RFS/proc" "$RFS/dev" "$RFS/tmp/.X11-unix" 2>/dev/null; [ -n "${XPID:-}" ] && kill "$XPID" 2>/dev/null; true' EXIT
   CLI=/smoke/home/.local/bin/sparcdesk
   [ -d "$BUNDLE" ] && CLI=/smoke/sparcdesk/sparcdesk
   set +e
   chroot "$RFS" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/smoke/home TMPDIR=/smoke/tmp LANG=C.UTF-8 \
-    /bin/sh -c "cd /smoke/tmp && $INSTALL && sh /smoke/checks.sh $CLI"
+    SMOKE_DISPLAY=$XDISP /bin/sh -c "cd /smoke/tmp && $INSTALL && sh /smoke/checks.sh $CLI"
   rc=$?
   set -e
   echo "== smoke test: rc=$rc in $(( $(date +%s) - T0 )) s"
