@@ -1,5 +1,6 @@
 """Entry point of the bundled app (PyInstaller): the ``sparcdesk`` command line, and the
-window when started without arguments (a desktop launcher, a double click).
+window when started without arguments (a desktop launcher, a double click). ``-m MODULE``
+runs one of the app's modules, as ``python -m`` would (the engine's worker processes).
 
 On Windows the bundle has two executables built from this file: ``sparcdesk.exe``
 (windowed, no console: the window) and ``sparcdesk-cli.exe`` (console: the command line).
@@ -17,6 +18,14 @@ if __name__ == "__main__":
     from engine.cli import main
 
     args = sys.argv[1:]
+    if args[:1] == ["-m"] and len(args) > 1:
+        # the engine's helper processes are started as [sys.executable, "-m", module]
+        # (engine.extract_worker); in the bundle sys.executable is this program
+        import runpy
+
+        sys.argv = [args[1], *args[2:]]
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+        sys.exit(0)
     # macOS passes -psn_... to apps started from Finder on old systems
     args = [a for a in args if not a.startswith("-psn_")]
     if not args:
