@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from engine import diskspace, model_store, writelock
+from engine import diskspace, model_store, repair, writelock
 from engine.catalog import Catalog, Source, now_iso
 from engine.documents import SKIPPED_PREFIX
 from engine.encode import SparseEncoder, default_bundle_dir
@@ -87,6 +87,24 @@ class FileError:
     skipped: bool = False
 
 
+def bundle_problem(bundle: Path) -> str | None:
+    """Why a model bundle cannot be used (config or tokenizer missing or unreadable), or None."""
+    try:
+        cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
+        if not isinstance(cfg, dict):
+            return "config.json is not an object"
+        from tokenizers import Tokenizer
+
+        Tokenizer.from_file(str(bundle / "tokenizer.json"))
+        if not (bundle / cfg.get("onnx", "model.onnx")).is_file():
+            return f"{cfg.get('onnx', 'model.onnx')} is missing"
+    except FileNotFoundError as exc:
+        return f"{Path(exc.filename or '?').name} is missing"
+    except Exception as exc:
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return None
+
+
 class Engine:
     """Indexing, search, sources and watching for one sparcdesk home."""
 
@@ -100,7 +118,10 @@ class Engine:
     def __init__(
         self, home: Path | None = None, bundle_dir: Path | None = None, threads: int | None = None
     ) -> None:
-        self.layout = Layout.resolve(home).ensure()
+        self.layout = Layout.resolve(home)
+        #: What was found damaged in the data folder and repaired when this engine opened
+        #: (one line each, see engine.repair); the command line prints them.
+        self.repairs: list[str] = repair.repair(self.layout)
         # An explicit bundle wins; else the one this home selected (an adapted model);
         # else $SPARCDESK_MODEL or the shipped one.
         self.bundle_dir = (
@@ -108,8 +129,22 @@ class Engine:
             if bundle_dir
             else model_store.selected_bundle(self.layout.home) or default_bundle_dir()
         )
-        if not (self.bundle_dir / "config.json").is_file():
-            raise FileNotFoundError(f"no model bundle at {self.bundle_dir} (config.json missing)")
+        problem = bundle_problem(self.bundle_dir)
+        if problem and bundle_dir is None and self.bundle_dir != default_bundle_dir():
+            # This home's own (adapted) model is damaged: back to the shipped one, which
+            # rebuilds the index with it (a new generation; the current one answers meanwhile).
+            self.repairs.append(
+                f"the model {self.bundle_dir} is damaged ({problem}): using the shipped model; the next"
+                " indexing run re-encodes the index with it"
+            )
+            model_store.select(self.layout.home, default_bundle_dir())
+            self.bundle_dir = default_bundle_dir()
+            problem = bundle_problem(self.bundle_dir)
+        if problem:
+            raise FileNotFoundError(
+                f"the model bundle at {self.bundle_dir} is damaged ({problem}): reinstall sparcdesk, or point"
+                " SPARCDESK_MODEL at a good bundle"
+            )
         self._explicit_bundle = bundle_dir is not None
         self.threads = threads
         self._local = threading.local()
@@ -127,6 +162,9 @@ class Engine:
         self._indexing = 0
         self._closed = False
         TextStore(self._cat())  # create this engine's tables up front
+        with contextlib.suppress(Exception):
+            if not self._cat().read_only:
+                repair.save_sources(self.layout, self._cat().sources())
 
     # ---- plumbing
 
@@ -237,6 +275,7 @@ class Engine:
             raise FileNotFoundError(f"no such file or folder: {p}")
         with self._writing("adding a source"):
             info = self._add_source(p, exclude)
+            repair.save_sources(self.layout, self._cat().sources())
         if self._watcher is not None:
             self._watcher.refresh()  # a running watch covers the new source at once
         return info
@@ -292,6 +331,7 @@ class Engine:
                 cat.remove_source(src.id)
                 for unit in units:
                     store.forget_unit(unit)
+            repair.save_sources(self.layout, cat.sources())
             self._invalidate_reader()
         if self._watcher is not None:
             self._watcher.refresh()
@@ -616,6 +656,30 @@ class Engine:
         fusion: str = DEFAULT_FUSION,
     ) -> list[Answer]:
         """Answers grouped per document, best first (empty before anything is indexed)."""
+        try:
+            return self._ask(question, top, filters, idf, hybrid, fusion)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # a damaged index (tantivy panics are BaseExceptions)
+            if not self._repair_index(exc):
+                raise
+            return self._ask(question, top, filters, idf, hybrid, fusion)
+
+    def _repair_index(self, exc: BaseException) -> bool:
+        """After a failure reading the index: repair it if it is damaged (True), else False."""
+        with self._read_lock:
+            if self._reader is not None:
+                with contextlib.suppress(Exception):
+                    self._reader.close()
+            self._reader = None
+            self._reader_dir = None
+        notes = repair.repair(self.layout)
+        self.repairs.extend(notes)
+        if notes:
+            log.warning("reading the index failed (%s): repaired", exc)
+        return bool(notes)
+
+    def _ask(self, question, top, filters, idf, hybrid, fusion) -> list[Answer]:  # type: ignore[no-untyped-def]
         with self._read_lock:
             reader = self._get_reader()
             if reader is None:
@@ -674,10 +738,17 @@ class Engine:
         gen = cat.active_generation()
         counts = cat.counts()
         sentences = None
-        with self._read_lock:
-            reader = self._get_reader()
-            if reader is not None:
-                sentences = reader.num_sentences
+        try:
+            with self._read_lock:
+                reader = self._get_reader()
+                if reader is not None:
+                    sentences = reader.num_sentences
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # a damaged index: repaired, rebuilt by the next run
+            if not self._repair_index(exc):
+                raise
+            gen = cat.active_generation()
         size = 0
         if gen is not None:
             for root, _, files in os.walk(gen.index_dir):

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO
 
 import sqlite_utils
 
-from engine.paths import STORE_MARK, from_store, to_store
+from engine.paths import STORE_MARK, from_store, parse_generation, to_store
 
 SCHEMA_VERSION = 1
 #: How long a write waits for another connection's transaction (SQLite's busy timeout).
@@ -698,16 +698,26 @@ class Catalog:
 
     # ---- generations
 
-    @staticmethod
-    def _generation(r: dict[str, Any]) -> Generation:
+    def _generation(self, r: dict[str, Any]) -> Generation:
         return Generation(
             r["id"],
             r["model_name"] or "",
             r["model_version"] or "",
             r["created"],
             r["status"],
-            r["index_dir"] or "",
+            self._local_dir(r["index_dir"] or ""),
         )
+
+    def _local_dir(self, index_dir: str) -> str:
+        """A generation's folder in this catalog's data folder: generations live in
+        ``HOME/index/gen-N`` beside the catalog, so a data folder that was moved or copied
+        reads its own index wherever the stored path points."""
+        if not index_dir or str(self.path) == ":memory:":
+            return index_dir
+        stored = Path(index_dir)
+        if stored.parent.name != "index" or parse_generation(stored.name) is None:
+            return index_dir
+        return str(Path(os.path.abspath(self.path.parent)) / "index" / stored.name)
 
     def create_generation(self, model_name: str, model_version: str, index_dir: str) -> int:
         """Start building a new generation; returns its id."""

@@ -134,7 +134,10 @@ def _engine(args):
 
     home = Path(args.home) if args.home else None
     bundle = Path(args.model) if args.model else None
-    return Engine(home=home, bundle_dir=bundle, threads=args.threads)
+    engine = Engine(home=home, bundle_dir=bundle, threads=args.threads)
+    for note in engine.repairs:  # damage found and repaired as it opened: one line each
+        print(f"sparcdesk: repaired: {note}", file=sys.stderr)
+    return engine
 
 
 class _Bar:

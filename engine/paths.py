@@ -120,6 +120,11 @@ class Layout:
         found = (parse_generation(n) for n in names if (self.index_root / n).is_dir())
         return sorted(n for n in found if n is not None)
 
+    def ensure_home(self) -> Layout:
+        """Create the home only (owner only); returns self."""
+        make_private_dir(self.home)
+        return self
+
     def ensure(self) -> Layout:
         """Create the home (owner only, see :func:`make_private_dir`), index and log folders
         if missing; returns self."""

@@ -384,7 +384,9 @@ def test_extraction_worker_limits(tmp_path: Path) -> None:
     big = tmp_path / "big.txt"
     big.write_bytes(b"many words in a row " * (2 << 20))  # 40 MB: decoding and tidying need more than 64 MB
     small = write(tmp_path / "small.txt", "Puffins nest in burrows.")
-    slow = write(tmp_path / "slow.md", "* a *list* item with `code` and [a](link)\n" * 200_000)  # seconds to parse
+    slow = write(
+        tmp_path / "slow.md", "* a *list* item with `code` and [a](link)\n" * 200_000
+    )  # seconds to parse
     ex = Extractor(memory_limit=64 << 20, time_limit=lambda size: 1.0)
     try:
         (err,) = list(ex.extract(big, 50 << 20))
@@ -426,3 +428,55 @@ def test_a_file_swapped_for_a_fifo_after_the_scan(tmp_path: Path, monkeypatch: p
         reasons = {Path(x.path).name: x.reason for x in e.errors()}
         assert "not a regular file" in reasons["b.txt"]
         assert e.ask("what do lynx hunt?", top=1)[0].path == str(d / "a.txt")
+
+
+# --------------------------------------------------------------------------- damaged data folder
+
+#: A scaled-down share of ``python -m bench.faults damage`` (40 cases): one of each kind.
+DAMAGE_CASES = [
+    "catalog garbage",
+    "catalog deleted",
+    "generation folder deleted",
+    "segment .store garbage",
+    "column manifest garbage",
+    "columns dense.npy truncated",
+    "index folder is a file",
+    "bundle tokenizer garbage",
+    "logs is a file",
+    "data folder moved",
+]
+
+
+@pytest.mark.slow
+def test_damaged_data_folder_is_repaired(tmp_path: Path) -> None:
+    """Each kind of damage to the data folder: status, ask and index print no traceback (a
+    line saying what was repaired), and after the index run the right file answers."""
+    from bench.faults import run_damage
+
+    out = run_damage(tmp_path, DAMAGE_CASES)
+    rows = {r["case"]: r for r in out["rows"]}
+    assert set(rows) == set(DAMAGE_CASES)
+    assert {n: r["verdict"] for n, r in rows.items()} == dict.fromkeys(DAMAGE_CASES, "works")
+    for name in DAMAGE_CASES[:-1]:  # a moved data folder is not damage: nothing to say
+        assert any("repaired:" in x for x in rows[name]["said"]), name
+    assert out["summary"]["tracebacks"] == 0
+
+
+def test_damaged_index_found_while_answering_is_repaired(tmp_path: Path) -> None:
+    """An index damaged while an engine is open (after its checks): the next question finds
+    it, the generation is moved aside, and the next indexing run rebuilds it."""
+    d = tmp_path / "docs"
+    write(d / "a.txt", "Ravens cache food for the winter.")
+    home = tmp_path / "home"
+    with Engine(home=home, threads=1) as e:
+        e.index([d])
+        gen = Path(Catalog(e.layout.catalog).active_generation().index_dir)
+        e.ask("what do ravens cache?")
+        e._reader.close()  # noqa: SLF001 - a reader opened before the damage would keep its maps
+        e._reader = None  # noqa: SLF001
+        (gen / "columns" / "manifest.json").write_bytes(b"\x00garbage")
+        assert e.ask("what do ravens cache?") == []  # no traceback: repaired, being rebuilt
+        assert any("index gen-000001 was damaged" in n for n in e.repairs)
+        assert list((home / "damaged").glob("*/gen-000001"))
+        e.index()
+        assert e.ask("what do ravens cache?", top=1)[0].path == str(d / "a.txt")
