@@ -113,10 +113,19 @@ def catalog_problem(path: Path) -> str | None:
             return f"tables missing: {', '.join(sorted(missing))}"
         con.execute("SELECT COUNT(*) FROM sources").fetchone()
         con.execute("SELECT id, status, index_dir FROM generations").fetchall()
-        if path.stat().st_size <= QUICK_CHECK_MAX:
+        st = path.stat()
+        stamp = [st.st_size, st.st_mtime_ns]
+        checked = path.with_name(".catalog-checked.json")
+        try:
+            known = json.loads(checked.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            known = None
+        if st.st_size <= QUICK_CHECK_MAX and known != stamp:  # every page, once per change
             result = [r[0] for r in con.execute("PRAGMA quick_check(5)")]
             if result != ["ok"]:
                 return "; ".join(result)[:300]
+            with contextlib.suppress(OSError):
+                checked.write_text(json.dumps(stamp), encoding="utf-8")
     except sqlite3.Error as exc:
         text = str(exc)
         if any(w in text.lower() for w in _CORRUPT):
