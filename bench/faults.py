@@ -352,7 +352,12 @@ def run_hostile(work: Path, hostile: int, good: int) -> dict:
         hostile_paths = [str(folder / p) for p in man["hostile"]]
         with_reason = sum(p in reasons for p in hostile_paths)
         answered = 0
-        for q in man["good"]:
+        asked = (
+            man["good"]
+            if label == "hostile"
+            else random.Random(0).sample(man["good"], min(30, len(man["good"])))
+        )
+        for q in asked:
             a = cli(home, "ask", q["question"], "--json", "--top", "3")
             try:
                 paths = [x["path"] for x in json.loads(a.stdout)["answers"]]
@@ -370,7 +375,7 @@ def run_hostile(work: Path, hostile: int, good: int) -> dict:
             "hostile": len(hostile_paths),
             "hostile_with_reason": with_reason,
             "hostile_indexed_without_reason": [p for p in hostile_paths if p not in reasons][:20],
-            "good_questions": len(man["good"]),
+            "good_questions": len(asked),
             "good_answered": answered,
         }
         print(

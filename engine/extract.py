@@ -356,7 +356,10 @@ def html_to_text(html: str | bytes, drop_quotes: bool = False) -> tuple[str, str
 
 def _html(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     text, title = html_to_text(data)
-    return text, title, {}
+    notes = {}
+    if html_depth(data) > MAX_HTML_DEPTH:
+        notes["note"] = f"HTML nested more than {MAX_HTML_DEPTH:,} deep: read as plain text, without its layout"
+    return text, title, notes
 
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n(?:---|\.\.\.)[ \t]*\n", re.S)

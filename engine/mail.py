@@ -298,9 +298,12 @@ def _attachment_docs(
     if ctype == "message/rfc822":
         inner = part.get_payload()
         inner_msg = inner[0] if isinstance(inner, list) and inner else inner
-        if not isinstance(inner_msg, Message) or depth >= MAX_NESTING:
+        if not isinstance(inner_msg, Message):
             return
         sub_key = f"{key}/attachment/{n}:{filename or 'message.eml'}"
+        if depth >= MAX_NESTING:
+            yield ExtractionError(sub_key, f"message nested more than {MAX_NESTING} deep: not read")
+            return
         yield from _message_docs(
             inner_msg,
             key=sub_key,

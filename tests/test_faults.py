@@ -371,6 +371,7 @@ def test_hostile_files_cost_one_file_each(tmp_path: Path) -> None:
         assert "cur/loop: Too many levels of symbolic links" in reasons["Mail"]
         assert e.ask("how do kestrels hunt?", top=1)[0].path == str(good)
         assert e.ask("what do axolotls regrow?", top=1)[0].path == str(d / "nested.html")
+        assert "nested more than 1,000 deep" in reasons["nested.html"]
         assert e.ask("how do barn owls eat their prey?", top=1)[0].kind == "email"
         st = e.status()
         assert st["files_pending"] == 0
