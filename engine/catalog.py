@@ -204,10 +204,14 @@ class Catalog:
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # Every document's text is in here: owner only (SQLite gives its -wal and -shm
-            # files the database file's mode).
+            # files the database file's mode). Never open and close a descriptor of an
+            # existing database: closing it drops every POSIX lock this process holds on the
+            # file, SQLite's included, and another process may then checkpoint and remove the
+            # WAL under this one's open connections (their commits are lost).
             with contextlib.suppress(OSError):
-                os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
-                if os.name == "posix" and (os.stat(self.path).st_mode & 0o077):
+                if not self.path.exists():
+                    os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+                elif os.name == "posix" and (os.stat(self.path).st_mode & 0o077):
                     os.chmod(self.path, 0o600)
         self._depth = 0
         #: Opened read-only as the file stands (a full disk: SQLite could not even create its

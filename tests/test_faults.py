@@ -388,17 +388,21 @@ def test_extraction_worker_limits(tmp_path: Path) -> None:
     slow = write(
         tmp_path / "slow.md", "* a *list* item with `code` and [a](link)\n" * 200_000
     )  # seconds to parse
-    ex = Extractor(memory_limit=64 << 20, time_limit=lambda size: 1.0)
+    small_memory = Extractor(memory_limit=64 << 20)
+    short_time = Extractor(time_limit=lambda size: 1.0)
     try:
-        (err,) = list(ex.extract(big, 50 << 20))
+        (err,) = list(small_memory.extract(big, 50 << 20))
         assert "needed more than 64 MB of memory to read: skipped" in err.reason
+        (doc,) = list(small_memory.extract(small, 50 << 20))  # a fresh worker reads the next
+        assert doc.text == "Puffins nest in burrows."
         t0 = time.monotonic()
-        (err,) = list(ex.extract(slow, 50 << 20))
+        (err,) = list(short_time.extract(slow, 50 << 20))
         assert err.reason == "took longer than 1 s to read: skipped" and time.monotonic() - t0 < 30
-        (doc,) = list(ex.extract(small, 50 << 20))
+        (doc,) = list(short_time.extract(small, 50 << 20))
         assert doc.text == "Puffins nest in burrows."
     finally:
-        ex.close()
+        small_memory.close()
+        short_time.close()
 
 
 def test_a_file_swapped_for_a_fifo_after_the_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
