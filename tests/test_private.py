@@ -49,14 +49,28 @@ def written_paths(trace: Path, cwd: Path) -> set[str]:
         if m is None or int(m.group(3)) < 0:
             continue  # not a call line, or a call that failed (wrote nothing)
         call, args = m.group(1), m.group(2)
-        if call in ("open", "openat", "creat") and call != "creat" and not any(f in args for f in _WRITE_FLAGS):
+        if (
+            call in ("open", "openat", "creat")
+            and call != "creat"
+            and not any(f in args for f in _WRITE_FLAGS)
+        ):
             continue  # opened for reading
         for dirfd, base, name in _ARG_PATH.findall(args):
             name = _decode(name)
             if not name.startswith("/"):
                 name = os.path.join(base if dirfd else str(cwd), name)
             out.add(os.path.normpath(name))
-            if call in ("open", "openat", "creat", "truncate", "chmod", "fchmodat", "mkdir", "mkdirat", "rmdir"):
+            if call in (
+                "open",
+                "openat",
+                "creat",
+                "truncate",
+                "chmod",
+                "fchmodat",
+                "mkdir",
+                "mkdirat",
+                "rmdir",
+            ):
                 break  # one path argument
     return out
 
@@ -156,7 +170,17 @@ def test_nothing_is_written_outside_the_data_folder(tmp_path: Path) -> None:
 
     def traced() -> list[str]:
         traces.append(tmp_path / f"{len(traces)}.trace")
-        return [strace, "-f", "-qq", "-y", "--seccomp-bpf", "-e", f"trace={STRACE_CALLS}", "-o", str(traces[-1])]
+        return [
+            strace,
+            "-f",
+            "-qq",
+            "-y",
+            "--seccomp-bpf",
+            "-e",
+            f"trace={STRACE_CALLS}",
+            "-o",
+            str(traces[-1]),
+        ]
 
     def run(*args: str) -> None:
         r = subprocess.run(
@@ -222,7 +246,12 @@ code = app.exec()
 sys.exit(code if done else 4)
 """
     r = subprocess.run(
-        [*traced(), sys.executable, "-c", window], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+        [*traced(), sys.executable, "-c", window],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert r.returncode == 0 and f"answered {new}" in r.stdout, r.stdout[-2000:] + r.stderr[-3000:]
 
