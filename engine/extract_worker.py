@@ -20,8 +20,9 @@ that stops the run or takes the machine down; here it costs one file:
 A unit over a limit becomes an :class:`engine.documents.ExtractionError` with the reason
 (``needed more than 640 MB of memory to read``, ``took longer than 36 s to read``), so the
 indexer records it as failed (found by its name) and goes on; a new worker is started for
-the next unit. Where no worker can be started (a frozen build without a way to run
-``-m``), extraction runs in-process as before, and says so in the log.
+the next unit. In the bundled app ``sys.executable`` is the app, whose entry point runs
+``-m MODULE`` (packaging/entry.py). Where no worker can be started, extraction runs
+in-process as before, and says so in the log.
 """
 
 from __future__ import annotations
@@ -233,7 +234,8 @@ class Extractor:
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
         self._closed = False
-        self.in_process = getattr(sys, "frozen", False)  # no `python -m` in a frozen build
+        #: Extract in this process (set when no worker could be started).
+        self.in_process = False
 
     def _take(self) -> _Worker:
         with self._lock:
