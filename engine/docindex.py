@@ -70,12 +70,17 @@ def build_schema(analyzer: str) -> tantivy.Schema:
     sb.add_text_field("body", stored=False, tokenizer_name=analyzer, index_option="position")
     for name in ("from", "to", "subject", "name"):
         sb.add_text_field(name, stored=False, tokenizer_name=analyzer, index_option="position")
+    add_filter_fields(sb)
+    return sb.build()
+
+
+def add_filter_fields(sb: tantivy.SchemaBuilder) -> None:
+    """The filter fields of both indexes (``engine.index.Filters`` queries them by name)."""
     sb.add_text_field("folder", tokenizer_name="raw", index_option="basic")
     sb.add_text_field("kind", tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("date", indexed=True, fast=True)
     sb.add_text_field("sender", tokenizer_name="raw", index_option="basic")
     sb.add_text_field("mailbox", tokenizer_name="raw", index_option="basic")
-    return sb.build()
 
 
 def mail_header_lines(fields: Mapping[str, str]) -> list[tuple[str, str]]:

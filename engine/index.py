@@ -39,7 +39,7 @@ import numpy as np
 import tantivy
 
 from engine.columns import ColumnStore, ColumnStoreError, ColumnView, _fsync_dir
-from engine.docindex import DocumentIndex, DocumentText
+from engine.docindex import DocumentIndex, DocumentText, add_filter_fields
 from engine.paths import from_store, to_store
 from engine.quantize import Quantizer, QueryWeights, idf_weight, query_weights
 from engine.sparse import VOCAB_SIZE, SparseVector
@@ -213,11 +213,7 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field("doc_key", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("text", stored=True, tokenizer_name=TEXT_ANALYZER, index_option="position")
     sb.add_bytes_field("meta", stored=True, indexed=False)
-    sb.add_text_field("folder", tokenizer_name="raw", index_option="basic")
-    sb.add_text_field("kind", tokenizer_name="raw", index_option="basic")
-    sb.add_integer_field("date", indexed=True, fast=True)
-    sb.add_text_field("sender", tokenizer_name="raw", index_option="basic")
-    sb.add_text_field("mailbox", tokenizer_name="raw", index_option="basic")
+    add_filter_fields(sb)
     return sb.build()
 
 

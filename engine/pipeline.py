@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import getaddresses, parseaddr
 from pathlib import Path
+from typing import Any
 
 from engine import diskspace
 from engine.catalog import (
@@ -483,6 +484,18 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     sender = sender_address(origin.get("from", ""))
     recipients = addresses(origin.get("to", "")) + addresses(origin.get("cc", ""))
     date = iso_to_epoch(f.get("date") or origin.get("date"))
+    # What every record of the document carries (display and filter fields).
+    common: dict[str, Any] = {
+        "doc_key": doc.key,
+        "title": doc.title,
+        "path": doc.path,
+        "kind": doc.kind,
+        "date": date,
+        "sender": sender,
+        "recipients": recipients,
+        "subject": origin.get("subject", ""),
+        "mailbox": origin.get("mailbox", ""),
+    }
     sentences: list[str] = []
     contexts: list[str] = []
     records: list[SentenceRecord] = []
@@ -498,20 +511,12 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             sentences.append(span.text)
             contexts.append(" ".join(s.text for j, s in enumerate(passage) if j != i))
             rec = SentenceRecord(
-                doc_key=doc.key,
                 text=span.text,
                 start=span.start,
                 end=span.end,
                 position=position,
                 passage=passage_text,
-                title=doc.title,
-                path=doc.path,
-                kind=doc.kind,
-                date=date,
-                sender=sender,
-                recipients=recipients,
-                subject=origin.get("subject", ""),
-                mailbox=origin.get("mailbox", ""),
+                **common,
             )
             records.append(rec)
             position += 1
@@ -530,23 +535,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
         for name, line in header:
             sentences.append(line)
             contexts.append("")
-            records.append(
-                SentenceRecord(
-                    doc_key=doc.key,
-                    text=line,
-                    position=position,
-                    passage=line,
-                    title=doc.title,
-                    path=doc.path,
-                    kind=doc.kind,
-                    date=date,
-                    sender=sender,
-                    recipients=recipients,
-                    subject=origin.get("subject", ""),
-                    mailbox=origin.get("mailbox", ""),
-                    field=name,
-                )
-            )
+            records.append(SentenceRecord(text=line, position=position, passage=line, field=name, **common))
             position += 1
     whole = None
     if records:
