@@ -79,6 +79,9 @@ def outside(paths: set[str], allowed: list[Path]) -> list[str]:
     roots = [os.path.realpath(p) for p in allowed]
     bad = []
     for p in sorted(paths):
+        if p.startswith(("/dev/", "/proc/")):
+            # as traced: resolving /proc/self/fd/N here would follow this test's own descriptor
+            continue
         real = os.path.realpath(p)
         if any(real == r or real.startswith(r + os.sep) for r in roots):
             continue
