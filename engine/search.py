@@ -487,13 +487,20 @@ QUESTION_FRAME = frozenset(
 _SENTENCE_END = re.compile(r"[.!?;:…)\]\"'»”’]\s*$")
 
 
+_NOT_CONTENT = STOPWORDS | QUESTION_FRAME
+
+
+def _words_outside(text: str, words: frozenset[str]) -> str:
+    return " ".join(w for w in _WORD.findall(text) if w.lower() not in words)
+
+
 def _without_stopwords(text: str) -> str:
-    return " ".join(w for w in _WORD.findall(text) if w.lower() not in STOPWORDS)
+    return _words_outside(text, STOPWORDS)
 
 
 def content_words(question: str) -> str:
     """The words of a question that say what it is about (stopwords and ``QUESTION_FRAME`` out)."""
-    return " ".join(w for w in _WORD.findall(question) if w.lower() not in STOPWORDS | QUESTION_FRAME)
+    return _words_outside(question, _NOT_CONTENT)
 
 
 def is_heading(text: str, lines: bool = False) -> bool:

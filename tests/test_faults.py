@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from test_pipeline import write
+from test_robustness import _env
 
 import engine.catalog
 from engine.api import Engine
@@ -20,13 +21,6 @@ from engine.catalog import Catalog
 from engine.writelock import LOCK_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env["SPARCDESK_HOME"] = str(home)
-    return env
 
 
 def _cli(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
