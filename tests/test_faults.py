@@ -20,7 +20,6 @@ from engine.api import Engine
 from engine.catalog import Catalog
 from engine.writelock import LOCK_FILE
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _cli(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
