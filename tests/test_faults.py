@@ -21,7 +21,6 @@ from engine.catalog import Catalog
 from engine.writelock import LOCK_FILE
 
 
-
 def _cli(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "engine.cli", *args],
