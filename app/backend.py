@@ -1,6 +1,6 @@
 """The window's only door to the engine: every engine call runs on a worker thread.
 
-:class:`Backend` owns the :class:`engine.api.Engine` and two :class:`~app.workers.Lane`
+:class:`Backend` owns the :class:`engine.api.facade.Engine` and two :class:`~app.workers.Lane`
 threads. Short calls (ask, document text, the source list, errors, status) go to the
 *query* lane; long ones (indexing, adding and removing sources) to the *index* lane, so a
 question is answered while a folder is being indexed. Results come back as Qt signals on
@@ -39,7 +39,7 @@ class SearchResult:
     seconds: float
     hybrid: bool
     idf: bool
-    #: The engine's decision for the question as a whole (``engine.search.Answers``): False
+    #: The engine's decision for the question as a whole (``engine.search.answers.Answers``): False
     #: when nothing indexed answers it and ``answers`` are only the closest matches.
     answered: bool = True
 
@@ -286,7 +286,7 @@ class Backend(QObject):
         unless indexing runs in this one."""
         if not self.index_in_process:
             return self._run_index_child(cancel, None, task=task, options=options)
-        from engine.adapt import Cancelled
+        from engine.model.adapt import Cancelled
 
         throttle = Throttle(self.progress.emit, 0.1)
         latest: list[Any] = [None]

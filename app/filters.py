@@ -2,7 +2,7 @@
 
 Every change emits ``changed`` (debounced by the window, which re-runs the current
 question). :meth:`FilterPanel.values` returns the keyword arguments of
-``engine.api.SearchFilters``, or None when nothing restricts the search.
+``engine.api.facade.SearchFilters``, or None when nothing restricts the search.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def main(
     """
     lower_priority()
     try:  # HOME/logs/indexer.log (the window's process writes sparcdesk.log)
-        from engine import logs
+        from engine.home import logs
 
         logs.setup(getattr(spec, "home", None), name=logs.INDEXER_LOG_FILE)
     except Exception:  # a log file is a nicety, never a reason not to index

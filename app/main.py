@@ -44,7 +44,7 @@ class EngineSpec:
     threads: int | None = None
 
     def __call__(self):
-        from engine.api import Engine
+        from engine.api.facade import Engine
 
         return Engine(home=self.home, bundle_dir=self.bundle_dir, threads=self.threads)
 
@@ -62,7 +62,7 @@ def make_settings(path: Path | None = None, home: Path | None = None):
     data folder, and a second profile has settings of its own."""
     from PySide6.QtCore import QSettings
 
-    from engine.paths import Layout
+    from engine.home.paths import Layout
 
     if path is None:
         path = Layout.resolve(home).home / SETTINGS_FILE
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     multiprocessing.freeze_support()  # indexing runs in a child process (frozen builds need this)
     args = parse_args(argv)
-    from engine import logs
+    from engine.home import logs
 
     level = logging.DEBUG if args.verbose else logging.INFO
     logs.setup(args.home, verbose=args.verbose, console=level)  # HOME/logs/sparcdesk.log
@@ -131,7 +131,7 @@ def _smoke_check(window) -> dict:
 
     from PySide6.QtCore import QTimer
 
-    from engine.cli import version_text
+    from engine.cli.main import version_text
 
     start = time.monotonic()
     timer = QTimer(window)

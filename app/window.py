@@ -43,7 +43,7 @@ from app.qtcompat import install_none_guard
 from app.results import ResultsModel, ResultsView
 from app.sources import SourcesDialog, choose_folder, choose_mail_store
 from app.welcome import MessagePage, WelcomePage, sample_questions, samples_dir
-from engine.search_defaults import DEFAULT_HYBRID, DEFAULT_IDF
+from engine.search.defaults import DEFAULT_HYBRID, DEFAULT_IDF
 
 ADAPT_TIP = "Tune the model to the words of your own documents, on this computer, then re-encode them"
 RESTORE_TIP = "Go back to the model and index used before the last adaptation"
@@ -53,13 +53,13 @@ ADAPT_STEPS = 500
 AUTO_ADAPT_MIN_SENTENCES = 5000
 #: Off by default: with the shipped model, adaptation lowers the out-of-domain mean, and the
 #: measured best configuration is the model as shipped with IDF and the BM25 hybrid
-#: (docs/ood.md, "Every combination"; those two are engine.search_defaults).
+#: (docs/ood.md, "Every combination"; those two are engine.search.defaults).
 AUTO_ADAPT_DEFAULT = False
 HISTORY_SIZE = 50
 
 
 def default_filters_type():
-    from engine.api import SearchFilters
+    from engine.api.facade import SearchFilters
 
     return SearchFilters
 
@@ -918,8 +918,8 @@ class MainWindow(QMainWindow):
         QMessageBox.information(self, "Keyboard shortcuts", f"<table>{table}</table>")
 
     def show_syntax(self) -> None:
-        """The search box's syntax (engine.query, shared with ``sparcdesk ask``)."""
-        from engine.query import SYNTAX_HELP
+        """The search box's syntax (engine.search.query, shared with ``sparcdesk ask``)."""
+        from engine.search.query import SYNTAX_HELP
 
         table = "".join(
             f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td><td>{html.escape(v)}</td></tr>" for k, v in SYNTAX_HELP
@@ -932,8 +932,8 @@ class MainWindow(QMainWindow):
         )
 
     def log_file(self) -> Path:
-        """The window's log file (engine.logs): under the engine's home once it is open."""
-        from engine import logs
+        """The window's log file (engine.home.logs): under the engine's home once it is open."""
+        from engine.home import logs
 
         return logs.log_path(self.last_status.get("home"))
 
@@ -948,7 +948,7 @@ class MainWindow(QMainWindow):
         from html import escape
 
         from engine import __version__
-        from engine.cli import version_text
+        from engine.cli.main import version_text
 
         model = self.last_status.get("model") or {}
         in_use = f"{model.get('name', '')} {model.get('version', '')}".strip() or "(opening…)"

@@ -2,7 +2,7 @@
 
 SQuAD v1.1 dev paragraphs (../shared/data) are written as text files until about
 ``--sentences`` sentences and indexed with the shipped bundle (not timed); then
-:meth:`engine.api.Engine.adapt` runs with the defaults of ``sparcdesk adapt`` (500 masked-LM
+:meth:`engine.api.facade.Engine.adapt` runs with the defaults of ``sparcdesk adapt`` (500 masked-LM
 steps, batch 32, Adam 5e-5, 15% masking, direct MLM) and re-encodes the corpus into a new
 generation. Reported: seconds for the adaptation and for the re-encoding, seconds per
 step, peak RSS of the process (sampled every 20 ms), rows of the matrix changed, and the
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.indexing import SQUAD, PeakRSS, write_corpus  # noqa: E402
-from engine.api import Engine  # noqa: E402
+from engine.api.facade import Engine  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -41,7 +41,7 @@ def cli(
     if model is not None:
         env["SPARCDESK_MODEL"] = str(model)
     return subprocess.run(
-        [sys.executable, "-m", "engine.cli", *args],
+        [sys.executable, "-m", "engine.cli.main", *args],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -193,7 +193,7 @@ def run_damage(work: Path, only: str | list[str] | None = None) -> dict:
     _corpus(docs)
     base = work / "base"
     bundle = work / "bundle"
-    from engine.encode import default_bundle_dir
+    from engine.model.encoder import default_bundle_dir
 
     shutil.copytree(default_bundle_dir(), bundle)
     r = cli(base, "index", str(docs), "-q", "--threads", "1")
@@ -346,7 +346,7 @@ def run_hostile(work: Path, hostile: int, good: int) -> dict:
     for label, folder, man in (("hostile", corpus, manifest), ("good", baseline, base_manifest)):
         home = work / f"home-{label}"
         env = dict(os.environ, SPARCDESK_HOME=str(home), PYTHONPATH=str(ROOT))
-        r, peak, wall = _measure([sys.executable, "-m", "engine.cli", "index", str(folder), "-q"], env)
+        r, peak, wall = _measure([sys.executable, "-m", "engine.cli.main", "index", str(folder), "-q"], env)
         st = json.loads(cli(home, "status", "--json").stdout or "{}")
         reasons = {e["path"]: e["reason"] for e in st.get("errors", [])}
         hostile_paths = [str(folder / p) for p in man["hostile"]]

@@ -49,7 +49,7 @@ QUESTIONS = [
 
 def write_corpus(folder: Path, target_sentences: int, per_file: int = 5) -> tuple[int, int, int]:
     """SQuAD dev paragraphs as .txt files; returns (files, paragraphs, sentences)."""
-    from engine.segment import split_sentences
+    from engine.ingest.segment import split_sentences
 
     with gzip.open(SQUAD_DEV, "rt", encoding="utf-8") as f:
         data = json.load(f)

@@ -2,7 +2,7 @@
 
 SQuAD v1.1 dev paragraphs (../shared/data) are written as text files, one per paragraph,
 until about ``--sentences`` sentences, and indexed from scratch with the engine
-(:meth:`engine.api.Engine.index`: walk, extraction, segmentation, ONNX encoding with the bundle's graph (int8 or fp32 encoder, as its config names),
+(:meth:`engine.api.facade.Engine.index`: walk, extraction, segmentation, ONNX encoding with the bundle's graph (int8 or fp32 encoder, as its config names),
 tantivy, catalog). Reported, in one run:
 
 * end-to-end sentences/s, and the ONNX encoder alone on the same (sentence, context)
@@ -40,11 +40,11 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from engine.api import Engine  # noqa: E402
-from engine.encode import SparseEncoder, default_bundle_dir  # noqa: E402
-from engine.features import build_features  # noqa: E402
-from engine.pipeline import BATCH_SIZE  # noqa: E402
-from engine.segment import split_passages  # noqa: E402
+from engine.api.facade import Engine  # noqa: E402
+from engine.indexer.run import BATCH_SIZE  # noqa: E402
+from engine.ingest.segment import split_passages  # noqa: E402
+from engine.model.encoder import SparseEncoder, default_bundle_dir  # noqa: E402
+from engine.model.features import build_features  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SQUAD = DATA / "squad" / "dev-v1.1.json.gz"
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"SQuAD dev not found at {SQUAD}: this benchmark needs ../shared/data", file=sys.stderr)
         raise SystemExit(2)
 
-    from engine.encode import default_threads
+    from engine.model.encoder import default_threads
 
     bundle = args.bundle or default_bundle_dir()
     threads = args.threads or default_threads()

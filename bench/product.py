@@ -1,9 +1,9 @@
 """Product-level benchmark (issue 12, item 1): the app as a user meets it, on real files.
 
 Writes real files from the public sets in ../shared/data into ``--work`` (default
-``runs/product``), indexes them with the real pipeline (:class:`engine.api.Engine`, one
+``runs/product``), indexes them with the real pipeline (:class:`engine.api.facade.Engine`, one
 sparcdesk home per collection, reused between runs because indexing is incremental), asks
-every question through :meth:`engine.api.Engine.ask` with the app's defaults (what
+every question through :meth:`engine.api.facade.Engine.ask` with the app's defaults (what
 ``sparcdesk ask --json`` runs) and scores, per set:
 
 * document MRR@10 and hit@1 (the first answer's document is a gold document);
@@ -461,7 +461,7 @@ def squad_articles(paragraphs: Sequence[str]) -> list[int]:
     import numpy as np
     from scipy import sparse
 
-    from engine.search import STOPWORDS
+    from engine.search.answers import STOPWORDS
 
     k = len(SQUAD_TITLES)
     n = len(paragraphs)
@@ -755,7 +755,7 @@ class DocBM25:
 
 
 def _index(col: Collection, home: Path, threads: int, bundle: Path | None, rebuild: bool, log) -> dict:
-    from engine.api import Engine
+    from engine.api.facade import Engine
 
     if rebuild and home.exists():
         shutil.rmtree(home)
@@ -866,7 +866,7 @@ def summarise(rows: Sequence[dict]) -> dict:
     return out
 
 
-#: The no-answer thresholds tried (``engine.search.ANSWER_MATCH`` x ``ANSWER_COVERAGE``).
+#: The no-answer thresholds tried (``engine.search.answers.ANSWER_MATCH`` x ``ANSWER_COVERAGE``).
 MATCH_GRID = (0.0, 0.25, 0.28, 0.30, 0.33, 0.36)
 COVERAGE_GRID = (0.0, 0.3, 0.4, 0.5)
 
@@ -875,7 +875,7 @@ def calibration(rows: Sequence[dict]) -> dict:
     """The no-answer trade-off on the sets with unanswerable questions: for each pair of
     thresholds, % of answerable questions answered and % of unanswerable ones not, per set
     and over both; the engine's own setting is marked."""
-    from engine.search import ANSWER_COVERAGE, ANSWER_MATCH
+    from engine.search.answers import ANSWER_COVERAGE, ANSWER_MATCH
 
     sets = sorted({r["set"] for r in rows if not r["answerable"]})
     grid = []
@@ -909,9 +909,9 @@ def calibration_table(cal: dict) -> str:
 
 
 def _doc_weight() -> float:
-    import engine.search
+    import engine.search.answers
 
-    return engine.search.DOC_WEIGHT
+    return engine.search.answers.DOC_WEIGHT
 
 
 def _busy_processes(min_cpu: float = 15.0) -> list[str]:
@@ -923,9 +923,9 @@ def _busy_processes(min_cpu: float = 15.0) -> list[str]:
 def run(args: argparse.Namespace, log=print) -> dict:
     sets = [s for s in args.sets.split(",") if s]
     if getattr(args, "doc_weight", None) is not None:
-        import engine.search
+        import engine.search.answers
 
-        engine.search.DOC_WEIGHT = args.doc_weight
+        engine.search.answers.DOC_WEIGHT = args.doc_weight
     for s in sets:
         if s not in SETS:
             raise SystemExit(f"unknown set {s!r}; choose from {','.join(SETS)}")
@@ -991,7 +991,7 @@ def run(args: argparse.Namespace, log=print) -> dict:
             eng.close()
 
     env_after = {"loadavg": os.getloadavg(), "busy": _busy_processes()}
-    from engine.search_defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF
+    from engine.search.defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF
 
     out = {
         "command": "python -m bench.product " + " ".join(args.argv),
@@ -1134,7 +1134,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap.add_argument(
         "--doc-weight",
         type=float,
-        help="weight of the whole-document BM25 in the document ranking (engine.search.DOC_WEIGHT; "
+        help="weight of the whole-document BM25 in the document ranking (engine.search.answers.DOC_WEIGHT; "
         "default: the shipped one), to compare settings",
     )
     ap.add_argument("--enron", type=int, help="Enron distractor messages (full 1000, quick 200)")

@@ -15,7 +15,7 @@ by `sparcdesk-train evaluate`. This benchmark (issue 12, item 1) measures the pr
 `bench/product.py` writes real files from the public sets in `../shared/data`, indexes them
 with the real pipeline (`Engine.add_source` + `Engine.index`, the shipped bundle) into one
 sparcdesk home per collection, and asks every question through `Engine.ask(question, top=10)`
-with the app's defaults (`engine/search_defaults.py`: SPARC with IDF + BM25 hybrid, `sum`
+with the app's defaults (`engine/search/defaults.py`: SPARC with IDF + BM25 hybrid, `sum`
 fusion) — exactly what `sparcdesk ask --json` and the window run. In the same run, BM25 over
 whole documents ranks the same files.
 
@@ -57,7 +57,7 @@ reduced collections are mostly judged documents).
   (`$2099.00` = `$2,099.00`, `trainer.ood` rule). Address questions need no gold document:
   the address shown anywhere is the answer.
 - **answered / not answered**: the engine's no-answer decision (`answered`, read with
-  `getattr` from the result of `ask`, an `engine.search.Answers`, or else its first answer): % of answerable questions answered, % of unanswerable ones not
+  `getattr` from the result of `ask`, an `engine.search.answers.Answers`, or else its first answer): % of answerable questions answered, % of unanswerable ones not
   answered. "n/a" while the engine gives no decision; the per-question JSONL has the top
   score of every question, to calibrate a threshold.
 - **BM25** (same run, same files read back): bm25s, Lucene formula, k1 0.9, b 0.4, English
@@ -133,7 +133,7 @@ app, answer@1 is **{squad_a1}** on the {squad_n} questions above.
 
 `sparcdesk ask --json` carries `"answered"` for the question as a whole, and the window says
 "Nothing in your files answers this question" above the closest matches when it is false. The
-engine (`engine.search.ask`) answers when two signals both reach their threshold:
+engine (`engine.search.answers.ask`) answers when two signals both reach their threshold:
 
 - **match** (`ANSWER_MATCH`): the best sentence's SPARC score, question tokens weighted by their
   IDF, over the highest score the question's `ANSWER_TOKENS` (8) weightiest tokens could reach

@@ -45,11 +45,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.synthetic import VectorModel, sample_questions
-from engine.columns import COLUMNS_DIR
-from engine.index import Filters, SentenceIndex, SentenceRecord
-from engine.oracle import BruteForceOracle
-from engine.quantize import Quantizer
-from engine.sparse import SparseVector
+from engine.index.columns import COLUMNS_DIR
+from engine.index.oracle import BruteForceOracle
+from engine.index.quantize import Quantizer
+from engine.index.sentences import Filters, SentenceIndex, SentenceRecord
+from engine.model.sparse import SparseVector
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CHUNK = 20_000

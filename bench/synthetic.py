@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.sparse import VOCAB_SIZE, SparseVector
+from engine.model.sparse import VOCAB_SIZE, SparseVector
 
 #: WordPiece ids below this are [PAD], [unused*], [CLS], [SEP], [MASK] and single characters.
 FIRST_WORD_ID = 999

@@ -15,12 +15,12 @@ if __name__ == "__main__":
     # freeze_support() must see that before anything else parses the arguments
     multiprocessing.freeze_support()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from engine.cli import main
+    from engine.cli.main import main
 
     args = sys.argv[1:]
     if args[:1] == ["-m"] and len(args) > 1:
         # the engine's helper processes are started as [sys.executable, "-m", module]
-        # (engine.extract_worker); in the bundle sys.executable is this program
+        # (engine.ingest.extract_worker); in the bundle sys.executable is this program
         import runpy
 
         sys.argv = [args[1], *args[2:]]

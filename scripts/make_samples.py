@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.extract import extract  # noqa: E402
-from engine.segment import split_passages, split_sentences  # noqa: E402
+from engine.ingest.extract import extract  # noqa: E402
+from engine.ingest.segment import split_passages, split_sentences  # noqa: E402
 
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 FONT_BOLD = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")

@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     spin(400)  # the filter change re-runs the question once more
     shot(window, "05-email-result.png")
 
-    # The query syntax (engine/query.py): a field, an exclusion and ranking words.
+    # The query syntax (engine/search/query.py): a field, an exclusion and ranking words.
     got.clear()
     window.filters.set_kinds(None)
     window.act_filters.setChecked(False)

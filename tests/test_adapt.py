@@ -13,12 +13,12 @@ import numpy as np
 import onnx
 import pytest
 
-from engine.adapt import Cancelled, adapt_bundle
-from engine.api import Engine
-from engine.bundle_edit import copy_bundle, onnx_files, read_embedding_matrix, replace_embedding_matrix
-from engine.encode import SparseEncoder, default_bundle_dir
-from engine.features import load_tokenizer
-from engine.vocab import expand_vocabulary
+from engine.api.facade import Engine
+from engine.model.adapt import Cancelled, adapt_bundle
+from engine.model.bundle_edit import copy_bundle, onnx_files, read_embedding_matrix, replace_embedding_matrix
+from engine.model.encoder import SparseEncoder, default_bundle_dir
+from engine.model.features import load_tokenizer
+from engine.model.vocab import expand_vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples" / "documents"
@@ -27,7 +27,7 @@ DOCS = ("kenya.txt", "super-bowl-50.txt", "steam-engine.md")
 
 
 def corpus() -> list[str]:
-    from engine.segment import split_passages
+    from engine.ingest.segment import split_passages
 
     out: list[str] = []
     for name in DOCS:
@@ -209,14 +209,14 @@ def test_engine_adapt_resumes_an_unfinished_reencode(tmp_path: Path) -> None:
 
 
 def test_plain_torch_body_matches_transformers():
-    """engine.bert.BertBody (the desktop app ships without transformers) computes what
+    """engine.model.bert.BertBody (the desktop app ships without transformers) computes what
     transformers' BertModel does, on both bodies of the shipped bundle, padding included."""
     pytest.importorskip("transformers")
     import torch
     from safetensors.torch import load_file
     from transformers import BertConfig, BertModel
 
-    from engine.bert import BertBody, BertSettings
+    from engine.model.bert import BertBody, BertSettings
 
     mlm = BUNDLE / "mlm"
     for name in ("sparc_body", "base_body"):

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from test_search import sample_home
 
-import engine.pipeline as pipeline
-from engine.api import Engine
-from engine.catalog import Catalog
-from engine.cli import main as cli_main
-from engine.index import SentenceIndex
-from engine.search import is_heading
+import engine.indexer.run as pipeline
+from engine.api.facade import Engine
+from engine.catalog.store import Catalog
+from engine.cli.main import main as cli_main
+from engine.index.sentences import SentenceIndex
+from engine.search.answers import is_heading
 
 
 def write_eml(path: Path, sender: str, to: str, subject: str, body: str, day: int = 1) -> None:

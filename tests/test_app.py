@@ -1,7 +1,7 @@
 """The desktop window end to end: real engine, real index of real files, shipped model.
 
 Every test drives the real :class:`app.window.MainWindow` over a real
-:class:`engine.api.Engine` in a temporary ``SPARCDESK_HOME``: the sample corpus (copied,
+:class:`engine.api.facade.Engine` in a temporary ``SPARCDESK_HOME``: the sample corpus (copied,
 plus one corrupt file) is indexed once for the module; tests that change an index
 (adding a folder, watching an edited file, the first-run flow) get a home of their own.
 Keys are typed with pytest-qt as a user would (Ctrl+L, the question, Enter, Down, Enter).
@@ -26,7 +26,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 
 pytest.importorskip("PySide6")
-pytest.importorskip("engine.api")
+pytest.importorskip("engine.api.facade")
 
 from PySide6.QtCore import QDate, QObject, QSettings, Qt, QUrl, Slot  # noqa: E402
 from PySide6.QtGui import QDesktopServices  # noqa: E402
@@ -39,7 +39,7 @@ from app.preview import NO_TEXT  # noqa: E402
 from app.progress import progress_percent  # noqa: E402
 from app.qtcompat import install_none_guard  # noqa: E402
 from app.window import ADAPT_TIP, MainWindow  # noqa: E402
-from engine.api import Engine  # noqa: E402
+from engine.api.facade import Engine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -610,7 +610,7 @@ def test_window_start_resumes_a_cut_short_run_and_catches_up(qtbot, open_window,
 
 
 def test_search_box_takes_the_query_syntax(qtbot, open_window, sample_home):
-    """The window's box is parsed by the same engine.query as the CLI: a quoted phrase keeps
+    """The window's box is parsed by the same engine.search.query as the CLI: a quoted phrase keeps
     only the documents that hold it, an exclusion drops one."""
     window = open_window(sample_home.home)
     result = type_question(qtbot, window, '"Catholic Church"')

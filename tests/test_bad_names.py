@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from test_pipeline import write
 
-from engine.api import Engine
-from engine.catalog import Catalog
-from engine.paths import display, from_store, to_store
-from engine.watch import Watcher
+from engine.api.facade import Engine
+from engine.catalog.store import Catalog
+from engine.home.paths import display, from_store, to_store
+from engine.watch.watcher import Watcher
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,7 +36,7 @@ def _cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedPr
     # not raise there either.
     env = dict(os.environ, PYTHONPATH=str(ROOT), SPARCDESK_HOME=str(home), PYTHONIOENCODING="utf-8")
     return subprocess.run(
-        [sys.executable, "-m", "engine.cli", *args], env=env, capture_output=True, timeout=timeout
+        [sys.executable, "-m", "engine.cli.main", *args], env=env, capture_output=True, timeout=timeout
     )
 
 
@@ -99,7 +99,7 @@ def test_watch_restarts_and_indexes_a_batch_with_an_undecodable_name(tmp_path: P
     env = dict(os.environ, PYTHONPATH=str(ROOT), SPARCDESK_HOME=str(home), PYTHONIOENCODING="utf-8")
     with open(err_path, "wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "engine.cli", "watch", "-q", "--threads", "1", "--debounce", "0.3"],
+            [sys.executable, "-m", "engine.cli.main", "watch", "-q", "--threads", "1", "--debounce", "0.3"],
             env=env,
             stdout=subprocess.PIPE,
             stderr=err,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.catalog import Catalog, DocumentRow, MessageRow, content_hash
+from engine.catalog.store import Catalog, DocumentRow, MessageRow, content_hash
 
 
 def _scan(root: Path) -> list[tuple[str, int, int]]:

@@ -16,7 +16,7 @@ import pytest
 from test_pipeline import write
 from test_search import _CACHE, QUESTIONS, SAMPLES, norm, sample_home
 
-from engine.cli import main
+from engine.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -108,7 +108,7 @@ def test_gui_imports_the_app_lazily(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     monkeypatch.setitem(sys.modules, "app.main", fake)
     assert main(["gui", "--home", str(tmp_path), "--ask", "why?"]) == 0
     assert calls == [["--home", str(tmp_path), "--ask", "why?"]]
-    code = "import sys, engine.cli; print(any(m == 'app' or m.startswith('app.') for m in sys.modules))"
+    code = "import sys, engine.cli.main; print(any(m == 'app' or m.startswith('app.') for m in sys.modules))"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     assert (
         subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout
@@ -128,7 +128,7 @@ def test_watch_command_reindexes_changes(tmp_path: Path, stop: signal.Signals) -
     err_path = tmp_path / "watch.stderr"
     with open(err_path, "w") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "engine.cli", "watch", "-q", "--threads", "1", "--debounce", "0.2"],
+            [sys.executable, "-m", "engine.cli.main", "watch", "-q", "--threads", "1", "--debounce", "0.2"],
             env=dict(env, PYTHONFAULTHANDLER="1"),
             stdout=subprocess.PIPE,
             stderr=err,

@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 from bench.synthetic import VectorModel, sample_questions
-from engine import columns
-from engine.index import Filters, SentenceIndex, SentenceRecord
-from engine.oracle import BruteForceOracle
-from engine.quantize import Quantizer
-from engine.sparse import SparseVector
+from engine.index import columns
+from engine.index.oracle import BruteForceOracle
+from engine.index.quantize import Quantizer
+from engine.index.sentences import Filters, SentenceIndex, SentenceRecord
+from engine.model.sparse import SparseVector
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -191,7 +191,7 @@ def test_kill_9_while_committing_keeps_stores_consistent(tmp_path: Path) -> None
         f"""
         import sys
         from tests.test_columns import _batch, _records
-        from engine.index import SentenceIndex
+        from engine.index.sentences import SentenceIndex
         idx = SentenceIndex.open({str(path)!r}, writable=True)
         start = int(sys.argv[1])
         for i in range(start, start + 1000):

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from bench.synthetic import sample_questions
-from engine import columns, index
-from engine.index import IndexFormatError, SentenceIndex
+from engine.index import columns
+from engine.index import sentences as index
+from engine.index.sentences import IndexFormatError, SentenceIndex
 from tests.test_columns import QUANT, _batch, _records
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,8 +30,8 @@ CONCURRENT_S = float(os.environ.get("SPARCDESK_CONCURRENT_S", "60"))
 WRITER = textwrap.dedent(
     """
     import sys
-    from engine import columns
-    from engine.index import SentenceIndex
+    from engine.index import columns
+    from engine.index.sentences import SentenceIndex
     from tests.test_columns import _batch, _records
     columns.MAX_SEGMENTS = 3
     columns.MERGE_WIDTH = 3
@@ -118,7 +119,7 @@ def test_pending_state_is_used_only_for_its_own_commit(tmp_path: Path, monkeypat
     killed_after_prepare = textwrap.dedent(
         """
         import os, signal, sys
-        from engine.index import SentenceIndex
+        from engine.index.sentences import SentenceIndex
         from tests.test_columns import _batch, _records
         idx = SentenceIndex.open(sys.argv[1], writable=True)
         idx.add(_records(1), _batch(1))
@@ -157,8 +158,8 @@ def test_pending_state_of_a_commit_killed_before_its_manifest_is_used(tmp_path: 
     killed_before_manifest = textwrap.dedent(
         """
         import os, signal, sys
-        from engine import columns
-        from engine.index import SentenceIndex
+        from engine.index import columns
+        from engine.index.sentences import SentenceIndex
         from tests.test_columns import _batch, _records
         def die(self, opstamp):
             os.kill(os.getpid(), signal.SIGKILL)
@@ -187,8 +188,8 @@ KILLED_WHILE_CREATING = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from engine import columns
-    from engine.api import Engine
+    from engine.index import columns
+    from engine.api.facade import Engine
     def die(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
     # The moment after tantivy created its files, before the column store and the
@@ -208,7 +209,7 @@ def test_index_creation_killed_midway_leaves_nothing_half_made(tmp_path: Path) -
     proc = _spawn(KILLED_WHILE_CREATING, str(home), str(docs))
     proc.wait(timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
-    from engine.api import Engine
+    from engine.api.facade import Engine
 
     with Engine(home=home, threads=1) as e:
         final = e.index()  # the next run creates the index and indexes the file
@@ -222,7 +223,7 @@ def test_half_made_index_of_an_older_version_is_replaced(tmp_path: Path) -> None
     store and sparcdesk's metadata at the index path: creating there replaces them."""
     import tantivy
 
-    from engine.index import build_schema
+    from engine.index.sentences import build_schema
 
     path = tmp_path / "ix"
     path.mkdir()
@@ -246,7 +247,7 @@ INDEX_UNTIL_KILLED = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from engine.api import Engine
+    from engine.api.facade import Engine
     e = Engine(home=Path(sys.argv[1]), threads=1)
     e.commit_every = 2
     e._invalidate_reader = lambda: print("commit", flush=True)  # the indexer's on_commit
@@ -276,7 +277,7 @@ def interrupt_indexing(home: Path, docs: Path) -> None:
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=60)
-    from engine.api import Engine
+    from engine.api.facade import Engine
 
     with Engine(home=home, threads=1) as e:
         src, st = e.sources()[0], e.status()
@@ -291,7 +292,7 @@ def test_watch_command_catches_up_and_resumes_an_interrupted_run(tmp_path: Path)
     (docs / "walrus.txt").write_text("The walrus basks on the ice floe at noon.", "utf-8")
     env = dict(os.environ, PYTHONPATH=str(REPO), SPARCDESK_HOME=str(home))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "watch", "-q", "--threads", "1"],
+        [sys.executable, "-m", "engine.cli.main", "watch", "-q", "--threads", "1"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -301,7 +302,7 @@ def test_watch_command_catches_up_and_resumes_an_interrupted_run(tmp_path: Path)
         assert proc.stdout is not None
         lines = [proc.stdout.readline(), proc.stdout.readline()]  # the catch-up, then "watching"
         assert "watching 1 source(s)" in lines[1], lines
-        from engine.api import Engine
+        from engine.api.facade import Engine
 
         with Engine(home=home, threads=1) as e:
             src, st = e.sources()[0], e.status()

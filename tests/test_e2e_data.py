@@ -13,8 +13,8 @@ import pytest
 from test_pipeline import census
 from test_search import QUESTIONS, TRAINED, norm
 
-from engine.api import Engine, SearchFilters
-from engine.segment import split_sentences
+from engine.api.facade import Engine, SearchFilters
+from engine.ingest.segment import split_sentences
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SQUAD = DATA / "squad" / "dev-v1.1.json.gz"

@@ -1,6 +1,6 @@
 """The evaluate command end to end on a tiny pool: BM25 and a stand-in SPARC encoder.
 
-The stand-in implements the interface of ``engine.encode.SparseEncoder``
+The stand-in implements the interface of ``engine.model.encoder.SparseEncoder``
 (``encode(sentences, contexts) -> [SparseVector(ids, weights)]`` and ``question_ids(text)``)
 with hashed lower-cased words, so the SPARC path is tested without a trained bundle.
 """
@@ -233,7 +233,7 @@ def squad_small(tmp_path_factory):
 def _levels_and_weights(sparc, index_r, question, idf: bool):
     """Per sentence: the index's exact raw integer score (from the levels the index stores and
     the app's integer question weights) and the float scorer's score, for one question."""
-    from engine.quantize import query_weights
+    from engine.index.quantize import query_weights
 
     index = index_r.pool_index.index
     q = index_r.pool_index.quantizer
@@ -289,7 +289,7 @@ def test_index_path_mrr_close_to_the_float_scorer(squad_small):
 
 
 def test_app_bm25_is_the_index_bm25():
-    from engine.search import HYBRID_DEPTH
+    from engine.search.answers import HYBRID_DEPTH
 
     assert ev.HYBRID_DEPTH == HYBRID_DEPTH
     texts = [t for _, _, t in SENTENCES]

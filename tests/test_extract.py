@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.documents import Document, ExtractionError
-from engine.extract import MAX_FILE_BYTES, extract, extract_bytes, iter_extract, sniff_kind
-from engine.segment import split_paragraphs
-from engine.walk import walk
+from engine.ingest.documents import Document, ExtractionError
+from engine.ingest.extract import MAX_FILE_BYTES, extract, extract_bytes, iter_extract, sniff_kind
+from engine.ingest.segment import split_paragraphs
+from engine.ingest.walk import walk
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

@@ -15,15 +15,15 @@ import pytest
 from test_pipeline import write
 from test_robustness import _env
 
-import engine.catalog
-from engine.api import Engine
-from engine.catalog import Catalog
-from engine.writelock import LOCK_FILE
+import engine.catalog.store
+from engine.api.facade import Engine
+from engine.catalog.store import Catalog
+from engine.home.writelock import LOCK_FILE
 
 
 def _cli(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "engine.cli", *args],
+        [sys.executable, "-m", "engine.cli.main", *args],
         env=_env(home),
         capture_output=True,
         text=True,
@@ -60,7 +60,7 @@ def test_two_writers_on_two_sources(tmp_path: Path) -> None:
     for i in range(5):
         write(b / f"b{i}.txt", f"Heron note {i}: herons stand in the pond token beta{i}.")
     first = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "index", str(a), "-q", "--threads", "1", "--commit-every", "25"],
+        [sys.executable, "-m", "engine.cli.main", "index", str(a), "-q", "--threads", "1", "--commit-every", "25"],
         env=_env(home),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -108,7 +108,7 @@ def test_opening_waits_for_no_other_writers_transaction(
     holder = sqlite3.connect(home / "catalog.sqlite", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # a writer in the middle of a long transaction
     try:
-        monkeypatch.setattr(engine.catalog, "BUSY_TIMEOUT_S", 0.5)
+        monkeypatch.setattr(engine.catalog.store, "BUSY_TIMEOUT_S", 0.5)
         with Engine(home=home, threads=1) as e:
             assert e.status()["files"] == 1
             assert e.ask("where do walruses rest?", top=1)[0].path == str(d / "a.txt")
@@ -162,10 +162,10 @@ def _two_corpora(tmp_path: Path) -> tuple[Path, Path]:
 # the middle of a commit (SQLite, tantivy or the column store fails half-way).
 NO_CHECK = (
     "import sys\n"
-    "from engine import diskspace\n"
+    "from engine.home import diskspace\n"
     "diskspace.commit_estimate = lambda *a: 0\n"
     "diskspace.MIN_FREE_BYTES = 0\n"
-    "from engine.cli import main\n"
+    "from engine.cli.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 
@@ -341,7 +341,7 @@ def test_hostile_files_cost_one_file_each(tmp_path: Path) -> None:
     os.symlink(box / "cur" / "loop", box / "cur" / "loop")
     home = tmp_path / "home"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "index", str(d), "-q", "--threads", "1"],
+        [sys.executable, "-m", "engine.cli.main", "index", str(d), "-q", "--threads", "1"],
         env=_env(home),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -372,7 +372,7 @@ def test_hostile_files_cost_one_file_each(tmp_path: Path) -> None:
 def test_extraction_worker_limits(tmp_path: Path) -> None:
     """The worker is killed past its memory or time limit; the unit gets the reason and the
     next unit is read by a fresh worker."""
-    from engine.extract_worker import Extractor
+    from engine.ingest.extract_worker import Extractor
 
     big = tmp_path / "big.txt"
     big.write_bytes(b"many words in a row " * (2 << 20))  # 40 MB: decoding and tidying need more than 64 MB
@@ -402,7 +402,7 @@ def test_a_file_swapped_for_a_fifo_after_the_scan(tmp_path: Path, monkeypatch: p
     it (hashing and reading open without waiting for a writer)."""
     import threading
 
-    import engine.pipeline as pipeline
+    import engine.indexer.run as pipeline
 
     d = tmp_path / "docs"
     write(d / "a.txt", "Lynx hunt snowshoe hares.")

@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from test_pipeline import assert_complete, census
 
-from engine import extract as extract_mod
-from engine import pipeline
-from engine.api import Engine
-from engine.catalog import Catalog
-from engine.cli import main as cli_main
-from engine.documents import UnsupportedFormat
-from engine.extract import extract, iter_extract
-from engine.index import SentenceIndex
+from engine.api.facade import Engine
+from engine.catalog.store import Catalog
+from engine.cli.main import main as cli_main
+from engine.index.sentences import SentenceIndex
+from engine.indexer import run as pipeline
+from engine.ingest import extract as extract_mod
+from engine.ingest.documents import UnsupportedFormat
+from engine.ingest.extract import extract, iter_extract
 
 openpyxl = pytest.importorskip("openpyxl")
 pptx = pytest.importorskip("pptx")

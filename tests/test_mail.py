@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.documents import EMAIL_FIELDS, Document, ExtractionError
-from engine.extract import extract, iter_extract
-from engine.mail import clean_body, iter_mailbox
+from engine.ingest.documents import EMAIL_FIELDS, Document, ExtractionError
+from engine.ingest.extract import extract, iter_extract
+from engine.ingest.mail import clean_body, iter_mailbox
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"

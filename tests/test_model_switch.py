@@ -19,9 +19,9 @@ from pathlib import Path
 
 from test_pipeline import write
 
-from engine.api import Engine
-from engine.catalog import Catalog
-from engine.encode import default_bundle_dir
+from engine.api.facade import Engine
+from engine.catalog.store import Catalog
+from engine.model.encoder import default_bundle_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,7 +42,7 @@ def new_model(folder: Path, version: str) -> Path:
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     r = subprocess.run(
-        [sys.executable, "-m", "engine.cli", *args], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "engine.cli.main", *args], env=env, capture_output=True, text=True, timeout=300
     )
     assert r.returncode == 0, f"{args}: {r.stderr[-3000:]}"
     return r
@@ -94,6 +94,6 @@ def test_a_stopped_rebuild_says_what_it_waits_for(tmp_path: Path) -> None:
         assert (st["building"]["files_done"], st["building"]["files_total"]) == (0, 3)
     env = dict(os.environ, PYTHONPATH=str(ROOT), SPARCDESK_HOME=str(home), SPARCDESK_MODEL=str(bundle))
     out = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "status"], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "engine.cli.main", "status"], env=env, capture_output=True, text=True, timeout=120
     ).stdout
     assert "0 of 3 files" in out and "any 'sparcdesk index' run" in out, out

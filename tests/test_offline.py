@@ -93,7 +93,7 @@ def test_no_process_tries_the_network_or_writes_telemetry(tmp_path: Path, strace
         return [strace, "-f", "-qq", "--seccomp-bpf", "-e", f"trace={SYSCALLS}", "-o", str(traces[name])]
 
     def run(name: str, *args: str) -> None:
-        cmd = [*traced(name), sys.executable, "-m", "engine.cli", *args]
+        cmd = [*traced(name), sys.executable, "-m", "engine.cli.main", *args]
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, f"{name}: {r.stderr[-3000:]}"
 
@@ -108,7 +108,7 @@ def test_no_process_tries_the_network_or_writes_telemetry(tmp_path: Path, strace
                 *traced("watch"),
                 sys.executable,
                 "-m",
-                "engine.cli",
+                "engine.cli.main",
                 "watch",
                 "-q",
                 "--threads",

@@ -189,7 +189,7 @@ def small_pool(tmp_path_factory) -> tuple[Path, Path]:
 
 @needs_bundle
 def test_idf_weights_question_tokens_like_the_app(small_pool, tmp_path: Path) -> None:
-    from engine.quantize import idf_weight
+    from engine.index.quantize import idf_weight
 
     data = ev.load_eval_set(*small_pool)
     encoder = ev.load_sparse_encoder(ood.SHIPPED, threads=1)

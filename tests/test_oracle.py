@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from bench.synthetic import VectorModel, sample_questions
-from engine.oracle import BruteForceOracle, rank_top_k
-from engine.quantize import FLOAT32_EXACT, IDF_BITS, MAX_LEVEL, Quantizer, idf_weight, query_weights
-from engine.sparse import SparseVector
+from engine.index.oracle import BruteForceOracle, rank_top_k
+from engine.index.quantize import FLOAT32_EXACT, IDF_BITS, MAX_LEVEL, Quantizer, idf_weight, query_weights
+from engine.model.sparse import SparseVector
 
 # ----------------------------------------------------------------------------- SparseVector
 

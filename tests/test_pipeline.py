@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import Engine, SearchFilters
-from engine.catalog import Catalog
-from engine.docindex import mail_header_lines
-from engine.encode import default_bundle_dir
-from engine.extract import extract
-from engine.index import SentenceIndex
-from engine.pipeline import Indexer, TextStore, allowed, has_name_line, passages_of, unit_for
+from engine.api.facade import Engine, SearchFilters
+from engine.catalog.store import Catalog
+from engine.index.docindex import mail_header_lines
+from engine.index.sentences import SentenceIndex
+from engine.indexer.run import Indexer, TextStore, allowed, has_name_line, passages_of, unit_for
+from engine.ingest.extract import extract
+from engine.model.encoder import default_bundle_dir
 
 # --------------------------------------------------------------------------- helpers
 

@@ -25,7 +25,7 @@ import pytest
 from test_offline import _strace_problem
 from test_pipeline import write
 
-from engine.paths import Layout
+from engine.home.paths import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
 STRACE_CALLS = (
@@ -122,7 +122,7 @@ def test_data_folder_is_private(tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:
         with_engine = subprocess.run(
-            [sys.executable, "-m", "engine.cli", "status", "--home", str(home)],
+            [sys.executable, "-m", "engine.cli.main", "status", "--home", str(home)],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -137,7 +137,7 @@ def test_data_folder_is_private(tmp_path: Path) -> None:
     os.chmod(home, 0o755)
     os.chmod(home / "catalog.sqlite", 0o644)
     Layout.resolve(home).ensure()
-    from engine.catalog import Catalog
+    from engine.catalog.store import Catalog
 
     Catalog(home / "catalog.sqlite").close()
     assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
@@ -187,7 +187,7 @@ def test_nothing_is_written_outside_the_data_folder(tmp_path: Path) -> None:
 
     def run(*args: str) -> None:
         r = subprocess.run(
-            [*traced(), sys.executable, "-m", "engine.cli", *args],
+            [*traced(), sys.executable, "-m", "engine.cli.main", *args],
             env=env,
             cwd=ROOT,
             capture_output=True,
@@ -201,7 +201,7 @@ def test_nothing_is_written_outside_the_data_folder(tmp_path: Path) -> None:
     run("status")
 
     proc = subprocess.Popen(
-        [*traced(), sys.executable, "-m", "engine.cli", "watch", "-q", "--threads", "1", "--debounce", "0.2"],
+        [*traced(), sys.executable, "-m", "engine.cli.main", "watch", "-q", "--threads", "1", "--debounce", "0.2"],
         env=env,
         cwd=ROOT,
         stdout=subprocess.PIPE,

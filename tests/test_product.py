@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from bench import product
-from engine.search import Answer, Hit
+from engine.search.answers import Answer, Hit
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from engine.encode import BundleConfig, SparseEncoder, kept_length
+from engine.model.encoder import BundleConfig, SparseEncoder, kept_length
 from trainer.evaluate import prune_rows
 
 BUNDLE = Path(__file__).resolve().parents[1] / "assets" / "sparc-tiny"

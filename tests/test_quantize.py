@@ -7,7 +7,7 @@ from pathlib import Path
 
 import onnx
 
-from engine.encode import SparseEncoder
+from engine.model.encoder import SparseEncoder
 from trainer.quantize import SELECTIVE_NAME, sensitivity, weight_matmuls, write_bundle
 
 SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "sparc-tiny"

@@ -1,4 +1,4 @@
-"""The search box's syntax (engine/query.py): parsed once, used by the CLI and the window.
+"""The search box's syntax (engine/search/query.py): parsed once, used by the CLI and the window.
 
 One CLI test per form over the indexed samples (real files, shipped model), plus the parser
 on its own for the cases that must stay words.
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from test_search import SAMPLES, sample_home
 
-from engine.cli import main as cli_main
-from engine.query import Clause, parse, parse_date
+from engine.cli.main import main as cli_main
+from engine.search.query import Clause, parse, parse_date
 
 
 def ask(query: str, top: int = 10) -> list[dict]:
@@ -31,7 +31,7 @@ def names(answers: list[dict]) -> list[str]:
 
 
 def full_text(answer: dict) -> str:
-    from engine.api import Engine
+    from engine.api.facade import Engine
 
     with Engine(home=sample_home(), threads=1) as e:
         return e.document_text(answer["doc_key"])

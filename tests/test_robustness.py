@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from test_pipeline import assert_complete, census, write
 
-import engine.extract
-import engine.pipeline
-from engine.api import Engine
-from engine.catalog import Catalog
-from engine.cli import main as cli_main
-from engine.index import IndexLockedError, SentenceIndex
+import engine.indexer.run
+import engine.ingest.extract
+from engine.api.facade import Engine
+from engine.catalog.store import Catalog
+from engine.cli.main import main as cli_main
+from engine.index.sentences import IndexLockedError, SentenceIndex
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,9 +50,9 @@ def test_bad_files_are_reported_and_the_rest_is_indexed(
     vanishing = write(d / "vanishing.txt", "This file disappears while it is being read.")
     write(d / "crashing.txt", "Something inside the indexer breaks on this file.")
 
-    real_open = engine.extract.open_regular
-    real_iter = engine.pipeline.iter_extract
-    real_prepare = engine.pipeline.prepare
+    real_open = engine.ingest.extract.open_regular
+    real_iter = engine.indexer.run.iter_extract
+    real_prepare = engine.indexer.run.prepare
 
     def fake_open(path, *a, **k):  # root reads anything whatever its mode: fake the refusal
         if str(path) == str(unreadable):
@@ -70,10 +70,10 @@ def test_bad_files_are_reported_and_the_rest_is_indexed(
         return real_prepare(doc, mail)
 
     # the fakes live in this process: extract here, not in the worker (test_faults covers it)
-    monkeypatch.setattr(engine.pipeline, "ISOLATE_EXTRACTION", False)
-    monkeypatch.setattr(engine.extract, "open_regular", fake_open)
-    monkeypatch.setattr(engine.pipeline, "iter_extract", deleting_iter)
-    monkeypatch.setattr(engine.pipeline, "prepare", crashing_prepare)
+    monkeypatch.setattr(engine.indexer.run, "ISOLATE_EXTRACTION", False)
+    monkeypatch.setattr(engine.ingest.extract, "open_regular", fake_open)
+    monkeypatch.setattr(engine.indexer.run, "iter_extract", deleting_iter)
+    monkeypatch.setattr(engine.indexer.run, "prepare", crashing_prepare)
 
     t0 = time.monotonic()
     with Engine(home=tmp_path / "home", threads=1) as e:
@@ -126,7 +126,7 @@ def test_second_writer_gets_a_clear_message(tmp_path: Path, capsys: pytest.Captu
             assert "being written by another sparcdesk process" in capsys.readouterr().err
             # A real second process: same message, exit code 3, no traceback.
             proc = subprocess.run(
-                [sys.executable, "-m", "engine.cli", "index", str(d), "-q", "--threads", "1"],
+                [sys.executable, "-m", "engine.cli.main", "index", str(d), "-q", "--threads", "1"],
                 env=_env(home),
                 capture_output=True,
                 text=True,
@@ -146,7 +146,7 @@ def test_kill_9_during_indexing_then_restart(tmp_path: Path) -> None:
     files = [write(d / f"f{i:03d}.txt", f"File {i} records the token word{i}.") for i in range(300)]
     home = tmp_path / "home"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "index", str(d), "-q", "--threads", "1", "--commit-every", "25"],
+        [sys.executable, "-m", "engine.cli.main", "index", str(d), "-q", "--threads", "1", "--commit-every", "25"],
         env=_env(home),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import Engine, SearchFilters
-from engine.cli import main as cli_main
-from engine.encode import default_bundle_dir
-from engine.index import Hit as IndexHit
-from engine.search import RRF_K, fuse, highlight_spans, is_heading, question_terms, wanted_field
-from engine.search_defaults import DEFAULT_FUSION
+from engine.api.facade import Engine, SearchFilters
+from engine.cli.main import main as cli_main
+from engine.index.sentences import Hit as IndexHit
+from engine.model.encoder import default_bundle_dir
+from engine.search.answers import RRF_K, fuse, highlight_spans, is_heading, question_terms, wanted_field
+from engine.search.defaults import DEFAULT_FUSION
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"

@@ -139,7 +139,7 @@ def test_torchrun_two_cpu_processes(tmp_path, squad_handful):
 
 
 def test_pooling_all_marks_every_word_piece_of_sentence_and_context():
-    from engine.features import build_features, load_tokenizer
+    from engine.model.features import build_features, load_tokenizer
 
     tok = load_tokenizer(str(tiny_base() / "tokenizer.json"))
     sentences = ["The treaty was signed in 1648.", "Peace followed."]
@@ -163,7 +163,7 @@ def test_all_positions_pooling_trains_exports_and_encodes(tmp_path, squad_handfu
     """A run trained with --pooling all records it; the bundle pools the same way as torch."""
     import argparse
 
-    from engine.encode import SparseEncoder
+    from engine.model.encoder import SparseEncoder
     from trainer.train import add_arguments, run
 
     folder, sentences, _examples = squad_handful
@@ -189,7 +189,7 @@ def test_all_positions_pooling_trains_exports_and_encodes(tmp_path, squad_handfu
     assert agree["top100_overlap_mean"] > 0.97
     assert agree["max_weight_abs_err_top1"] < 1e-2
     # same input, a superset of positions: every token's pooled score can only grow
-    from engine.features import build_features
+    from engine.model.features import build_features
 
     tok = SparseEncoder(bundle).tokenizer
     vocab = cfg["vocab_size"]
@@ -271,7 +271,7 @@ def test_flops_penalty_lowers_nonzeros_on_a_tiny_real_run(tmp_path, squad_handfu
         run(args)
         model, _state = load_model_from_checkpoint(out / "step-4.pt", base)
         batcher = Batcher(str(base / "tokenizer.json"), sentences, 48, "all")
-        from engine.features import build_features
+        from engine.model.features import build_features
 
         texts = [s.text for s in sentences[:16]]
         feats = build_features(batcher.tokenizer, texts, [batcher.context(i) for i in range(16)], 48, "all")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.documents import ExtractionError
-from engine.walk import classify, walk
+from engine.ingest.documents import ExtractionError
+from engine.ingest.walk import classify, walk
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

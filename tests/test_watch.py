@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_pipeline import census, mail_bytes, write
 
-from engine.api import Engine
+from engine.api.facade import Engine
 
 FRESHNESS_S = 2.0
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from test_pipeline import mail_bytes, write
 
-from engine.api import Engine
-from engine.walk import IGNORE_FILE, Rules, walk
+from engine.api.facade import Engine
+from engine.ingest.walk import IGNORE_FILE, Rules, walk
 
 WAIT_S = 20.0
 

@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from engine.features import DEFAULT_MAX_LENGTH
+from engine.model.features import DEFAULT_MAX_LENGTH
 from trainer.evaluate import run_evaluation
 from trainer.export import export_bundle
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from engine.segment import split_sentences
+from engine.ingest.segment import split_sentences
 
 DEFAULT_SQUAD_TRAIN = (
     Path(__file__).resolve().parents[2] / "shared/data/squad/train-v1.1.reconstructed.json.gz"

@@ -15,18 +15,18 @@ A question with ``gold_passages`` instead of ``gold`` is judged at document leve
 occurrence in the sentence ranking) and the metrics, nDCG@10 included, are over units.
 
 SPARC ranking (``--scorer``): by default through the app itself (``IndexRetriever``): the
-pool's encoded vectors go into a real ``engine.index.SentenceIndex`` (temporary folder),
-quantised as the indexer quantises (``engine.pipeline.fit_quantizer`` on the first batch),
-and every question is ranked by ``engine.search.rank_sentences``, the calls ``ask`` makes
-(``SentenceIndex.search``, and for the hybrid ``SentenceIndex.bm25`` + ``engine.search.fuse``
+pool's encoded vectors go into a real ``engine.index.sentences.SentenceIndex`` (temporary folder),
+quantised as the indexer quantises (``engine.indexer.run.fit_quantizer`` on the first batch),
+and every question is ranked by ``engine.search.answers.rank_sentences``, the calls ``ask`` makes
+(``SentenceIndex.search``, and for the hybrid ``SentenceIndex.bm25`` + ``engine.search.answers.fuse``
 over ``HYBRID_DEPTH``). ``--scorer float`` keeps the float scorer (``SparcRetriever``, the
 tests' oracle, SPARC.md §1): a CSR matrix of sentence sparse vectors (sentences x vocabulary)
 times the question's bag of token ids; a token id the encoder returns twice counts twice.
 Encoded sentence vectors are cached per (bundle, pool) under ``runs/cache`` as ``.npz`` and
 serve both scorers. ``--idf`` adds a row with each question token weighted by
-``log(N / N_t)`` over the pool's sentences (``engine.quantize.idf_weight``, the app's
+``log(N / N_t)`` over the pool's sentences (``engine.index.quantize.idf_weight``, the app's
 ``idf`` option; the index path rounds it to the index's grid as the app does); ``--hybrid``
-adds rows fusing SPARC with the app's BM25 (``engine.search.fuse``: raw scores over each
+adds rows fusing SPARC with the app's BM25 (``engine.search.answers.fuse``: raw scores over each
 system's top 100, a missing score filled with that list's minimum).
 """
 
@@ -58,7 +58,7 @@ DEFAULT_CACHE = Path("runs/cache")
 BASELINES = ("bm25", "dense")
 LATENCY_SAMPLE = 200
 ENCODE_CHUNK = 256
-#: Depth of each list the float hybrid fuses (the app's ``engine.search.HYBRID_DEPTH``).
+#: Depth of each list the float hybrid fuses (the app's ``engine.search.answers.HYBRID_DEPTH``).
 HYBRID_DEPTH = 100
 #: How the SPARC rows are ranked: through the app's index (default) or by the float scorer.
 SCORERS = ("index", "float")
@@ -69,11 +69,11 @@ SCORERS = ("index", "float")
 
 
 def load_sparse_encoder(bundle_dir: str | Path, threads: int | None = None):
-    """``engine.encode.SparseEncoder`` for a model bundle (imported late: it is optional here)."""
+    """``engine.model.encoder.SparseEncoder`` for a model bundle (imported late: it is optional here)."""
     try:
-        from engine.encode import SparseEncoder
-    except ImportError as exc:  # pragma: no cover - until engine/encode.py lands
-        raise SystemExit(f"cannot evaluate a bundle: engine.encode is not available ({exc})") from exc
+        from engine.model.encoder import SparseEncoder
+    except ImportError as exc:  # pragma: no cover - until engine/model/encoder.py lands
+        raise SystemExit(f"cannot evaluate a bundle: engine.model.encoder is not available ({exc})") from exc
     return SparseEncoder(str(bundle_dir), threads=threads)
 
 
@@ -228,7 +228,7 @@ class SparcRetriever:
 
     def _idf_vector(self) -> np.ndarray:
         """IDF of every vocabulary id, computed by the app's own ``idf_weight``."""
-        from engine.quantize import idf_weight
+        from engine.index.quantize import idf_weight
 
         df = np.diff(self._col_ptr)
         return np.array([idf_weight(int(d), self.n) for d in df.tolist()], dtype=np.float32)
@@ -300,7 +300,7 @@ class AppBM25Retriever:
 
 
 class HybridRetriever:
-    """SPARC + the app's BM25 fused by the app's own ``engine.search.fuse`` (CAI) over each
+    """SPARC + the app's BM25 fused by the app's own ``engine.search.answers.fuse`` (CAI) over each
     system's top ``depth``, with one of its fusion methods (``sum``: raw scores, CAI's rule and
     the app's default; ``minmax``: each list normalised first; ``rrf``: reciprocal ranks).
     The ranking is the fused list only (at most 2 x depth sentences), as in the app."""
@@ -312,7 +312,7 @@ class HybridRetriever:
         depth: int = HYBRID_DEPTH,
         method: str | None = None,
     ):
-        from engine.search_defaults import DEFAULT_FUSION
+        from engine.search.defaults import DEFAULT_FUSION
 
         self.sparc, self.bm25, self.depth = sparc, bm25, depth
         self.method = method or DEFAULT_FUSION
@@ -320,8 +320,8 @@ class HybridRetriever:
         self.median_nnz = sparc.median_nnz
 
     def search(self, question: str, k: int = TOP_K) -> np.ndarray:
-        from engine.index import Hit
-        from engine.search import fuse
+        from engine.index.sentences import Hit
+        from engine.search.answers import fuse
 
         s_idx, s_sc = self.sparc.top(question, self.depth)
         s_keep = s_sc > 0  # the app's index returns only sentences that match a token
@@ -348,12 +348,12 @@ def _close_and_remove(index, path: str) -> None:
 
 
 class PoolIndex:
-    """A real ``engine.index.SentenceIndex`` of a pool, built as the app's indexer builds one.
+    """A real ``engine.index.sentences.SentenceIndex`` of a pool, built as the app's indexer builds one.
 
     Sentence ``i`` of the pool gets sentence id ``i`` (so the index's ties, sentence id
     ascending, are pool order), its unit as document key and its text for BM25. With a
     ``matrix`` of encoded vectors (one row per sentence) the quantiser is fitted as
-    ``engine.pipeline`` fits it: ``fit_quantizer`` on the first encoded batch, the first
+    ``engine.indexer.run`` fits it: ``fit_quantizer`` on the first encoded batch, the first
     ``FLUSH_SENTENCES`` sentences, with the pipeline's headroom; later weights above its range
     are clamped to the top level, as in the app (``clamped`` counts them). Without a matrix
     the index holds text only (for BM25). The index lives in a temporary folder (or ``path``,
@@ -369,10 +369,10 @@ class PoolIndex:
         path: str | Path | None = None,
         model: dict | None = None,
     ):
-        from engine.index import SentenceIndex, SentenceRecord
-        from engine.pipeline import FLUSH_SENTENCES, fit_quantizer
-        from engine.quantize import Quantizer
-        from engine.sparse import SparseVector
+        from engine.index.quantize import Quantizer
+        from engine.index.sentences import SentenceIndex, SentenceRecord
+        from engine.indexer.run import FLUSH_SENTENCES, fit_quantizer
+        from engine.model.sparse import SparseVector
 
         t0 = time.perf_counter()
         n = len(texts)
@@ -426,9 +426,9 @@ class PoolIndex:
 
 
 class IndexRetriever:
-    """SPARC ranked by the app itself: ``engine.search.rank_sentences`` (the calls
-    ``engine.search.ask`` makes: ``SentenceIndex.search(question_ids, k, idf=True|None)``,
-    and for the hybrid ``SentenceIndex.bm25`` fused by ``engine.search.fuse`` over the app's
+    """SPARC ranked by the app itself: ``engine.search.answers.rank_sentences`` (the calls
+    ``engine.search.answers.ask`` makes: ``SentenceIndex.search(question_ids, k, idf=True|None)``,
+    and for the hybrid ``SentenceIndex.bm25`` fused by ``engine.search.answers.fuse`` over the app's
     ``HYBRID_DEPTH``) on a ``PoolIndex`` of the encoded pool. Scores are the index's
     quantised ones; with ``idf`` the IDF is the index's, rounded to its integer grid."""
 
@@ -441,7 +441,7 @@ class IndexRetriever:
         method: str | None = None,
         median_nnz: float | None = None,
     ):
-        from engine.search_defaults import DEFAULT_FUSION
+        from engine.search.defaults import DEFAULT_FUSION
 
         self.encoder, self.pool_index = encoder, pool_index
         self.use_idf, self.hybrid = idf, hybrid
@@ -476,7 +476,7 @@ class IndexRetriever:
 
     def ranked(self, question: str, k: int = TOP_K) -> list[tuple[int, float]]:
         """``(sentence index, score)`` as the app ranks sentences (hybrid: at most 2 x depth)."""
-        from engine.search import rank_sentences
+        from engine.search.answers import rank_sentences
 
         qids = self.encoder.question_ids(question)
         return rank_sentences(
@@ -835,7 +835,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fusions(text: str | None) -> list[str] | None:
-    from engine.search_defaults import FUSIONS
+    from engine.search.defaults import FUSIONS
 
     if not text:
         return None
@@ -854,7 +854,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"--model {args.model}: not a directory")
     encoder = None
     if args.model is not None and args.query_tokens != "bundle":
-        from engine.features import question_tokens
+        from engine.model.features import question_tokens
 
         encoder = load_sparse_encoder(args.model, threads=args.threads)
         unique = args.query_tokens == "unique"

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 import torch
 
-from engine.features import DEFAULT_MAX_LENGTH, DEFAULT_POOLING, build_features, load_tokenizer
+from engine.model.features import DEFAULT_MAX_LENGTH, DEFAULT_POOLING, build_features, load_tokenizer
 from trainer.model import ExportWrapper, SparcModel, default_base_path, load_encoder
 from trainer.train import load_model_from_checkpoint
 
@@ -119,7 +119,7 @@ def projection_nodes(path: Path) -> list[str]:
 
 
 def quantize(fp32: Path, int8: Path, exclude: list[str]) -> None:
-    from engine.offline import load_onnxruntime
+    from engine.model.offline import load_onnxruntime
 
     load_onnxruntime()  # telemetry off before onnxruntime.quantization imports it
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -138,7 +138,7 @@ def check_agreement(
     model: SparcModel, bundle: Path, onnx_name: str, sentences: list[str], contexts: list[str]
 ) -> dict:
     """Top-100 token overlap and weight error of ONNX against torch on the given sentences."""
-    from engine.encode import SparseEncoder
+    from engine.model.encoder import SparseEncoder
 
     enc = SparseEncoder(bundle, onnx_file=onnx_name)
     feats = build_features(

@@ -12,7 +12,7 @@ generic text with the original body and the embeddings frozen, and ships it with
   mlm/head.safetensors      the head (dense.weight/bias, ln.weight/bias, bias)
   mlm/head.json             how the head was trained and its masked-word accuracy
 
-``engine.adapt`` reads these; the comparison of the MLM modes is in docs/adaptation.md.
+``engine.model.adapt`` reads these; the comparison of the MLM modes is in docs/adaptation.md.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine.adapt import MLM_DIR, mask_batch, masked_logits, pack_chunks
-from engine.bundle_edit import read_embedding_matrix
-from engine.features import load_tokenizer
+from engine.model.adapt import MLM_DIR, mask_batch, masked_logits, pack_chunks
+from engine.model.bundle_edit import read_embedding_matrix
+from engine.model.features import load_tokenizer
 from trainer.model import load_encoder
 from trainer.pools import read_jsonl
 from trainer.train import load_model_from_checkpoint

@@ -30,7 +30,7 @@ PROVENANCE = """\
 
 {base}
 - **Training data**: SQuAD v1.1 train (CC BY-SA 4.0), as rebuilt in `../shared/data/squad`;
-  sentences cut by `engine.segment` (blingfire); per question one positive (the sentence holding
+  sentences cut by `engine.ingest.segment` (blingfire); per question one positive (the sentence holding
   the answer start), one random clean sentence of the same passage and one random clean sentence
   of the BM25 top-100 (bm25s, k1 0.9, b 0.4) as hard negatives (`sparcdesk-train prepare`).
 - **Objective**: in-batch cross-entropy over 3B candidates, learnable scale `w` (own learning

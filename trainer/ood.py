@@ -10,17 +10,17 @@ Builds the pools in the generic format (docs/evaluation.md) under ``OUT/pools``:
   is in-domain and gives the cost of each setting there.
 - ``email``: the answerable BIPIA e-mail questions over their own e-mails, mixed with a seeded
   sample of ``--enron-messages`` Enron messages as distractors; bodies cleaned as the engine
-  does (``engine.mail.clean_body``), gold = the sentences holding the ideal answer.
+  does (``engine.ingest.mail.clean_body``), gold = the sentences holding the ideal answer.
 - ``cisi``, ``time``: classic document retrieval (SMART files); a question's relevance is
   ``gold_passages`` over documents (the sentences' ``doc_id``), scored by nDCG@10 and MRR.
 - ``faquad``: Portuguese SQuAD-style questions (a language shift); gold = the sentence holding
   the answer's first character.
 
-Every document is cut as the engine cuts it (``engine.segment.split_passages``): a sentence's
+Every document is cut as the engine cuts it (``engine.ingest.segment.split_passages``): a sentence's
 context is the other sentences of its passage window, not of the whole document.
 
 Rows: BM25, dense MiniLM, SPARC as shipped, +emb (embedding-matrix replacement,
-``engine.adapt.adapt_bundle`` on the pool's sentences), +IDF, +vocab (vocabulary expansion,
+``engine.model.adapt.adapt_bundle`` on the pool's sentences), +IDF, +vocab (vocabulary expansion,
 then the same MLM), +hybrid (the app's BM25 fusion), and the best combination. Every
 combination of {shipped, emb, vocab} x {IDF or not} x {hybrid or not} is measured (one
 encoding serves four); the "best" row takes, for each set, the combination with the highest
@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.search_defaults import DEFAULT_FUSION, FUSIONS
+from engine.search.defaults import DEFAULT_FUSION, FUSIONS
 from trainer.pools import (
     DATA_DIR,
     POOLS,
@@ -82,7 +82,7 @@ TIME_DIR = "ir_classic/time"
 def document_sentences(doc_id: str, text: str) -> list[PoolSentence]:
     """Sentences of one document in the engine's passages (``split_passages``); whitespace
     inside a sentence is collapsed (hard-wrapped lines)."""
-    from engine.segment import split_passages
+    from engine.ingest.segment import split_passages
 
     out: list[PoolSentence] = []
     for p, passage in enumerate(split_passages(text)):
@@ -170,7 +170,7 @@ def answer_sentences(sentences: Sequence[PoolSentence], ideal: str) -> tuple[set
 
 
 def _clean_mail(subject: str, body: str) -> str:
-    from engine.mail import _FORWARD_SUBJECT, clean_body
+    from engine.ingest.mail import _FORWARD_SUBJECT, clean_body
 
     return clean_body(body, forwarded=bool(_FORWARD_SUBJECT.match(subject or "")))
 
@@ -352,7 +352,7 @@ def build_faquad_pool(data_dir: Path) -> Pool:
     """Each paragraph a document cut into the engine's passages; gold = the sentence holding
     the answer's first character (a wrong ``answer_start`` is replaced by the nearest
     occurrence of the answer text and counted)."""
-    from engine.segment import split_passages
+    from engine.ingest.segment import split_passages
 
     data = json.loads((data_dir / FAQUAD_FILE).read_text(encoding="utf-8"))["data"]
     sentences: list[PoolSentence] = []
@@ -542,7 +542,7 @@ class Runner:
     def adapted_bundle(self, name: str, texts: Sequence[str], kind: str, mode: str) -> Path | None:
         """The shipped bundle adapted to the pool's sentences (cached), or None when the
         adaptation is unavailable or fails (the error is kept for the report)."""
-        from engine.encode import BundleConfig
+        from engine.model.encoder import BundleConfig
 
         a = self.args
         tag = f"{kind}-{mode}-s{a.adapt_steps}-seed{a.seed}"
@@ -559,9 +559,9 @@ class Runner:
         if marker.exists() and json.loads(marker.read_text(encoding="utf-8")) == params:
             return folder
         try:
-            from engine.adapt import adapt_bundle
+            from engine.model.adapt import adapt_bundle
         except ImportError as exc:
-            self.adapt_errors[tag] = f"engine.adapt not importable: {exc}"
+            self.adapt_errors[tag] = f"engine.model.adapt not importable: {exc}"
             return None
         self.log(f"{name}: adapting ({tag}) on {len(texts)} sentences ...")
         t0 = time.perf_counter()

@@ -30,7 +30,7 @@ How a MultiReQA pool is rebuilt (the rules of MultiReQA / ReQA's ``squad_eval.py
   contexts, so MultiReQA holds several copies of the same sentence.
 
 ``python -m trainer.pools --out runs/pools`` writes ``squad-dev/`` and ``relation-extraction/``
-and prints how well ``engine.segment.split_sentences`` reproduces the MultiReQA boundaries.
+and prints how well ``engine.ingest.segment.split_sentences`` reproduces the MultiReQA boundaries.
 """
 
 from __future__ import annotations
@@ -342,14 +342,14 @@ def multireqa_spans(
 
 
 def splitter_agreement(contexts: Sequence[tuple[str, Sequence[tuple[int, int]]]]) -> dict:
-    """How well ``engine.segment.split_sentences`` reproduces reference sentence spans.
+    """How well ``engine.ingest.segment.split_sentences`` reproduces reference sentence spans.
 
     ``exact_sentences``: share of reference sentences that the splitter produces with the same
     (whitespace-trimmed) start and end. Boundaries are the start offsets of every sentence but
     the first of a context; precision/recall compare the splitter's boundaries with the
     reference's. ``identical_passages``: share of contexts split exactly alike.
     """
-    from engine.segment import split_sentences
+    from engine.ingest.segment import split_sentences
 
     ref_total = ours_total = exact = 0
     ref_b = ours_b = common_b = 0

@@ -37,8 +37,8 @@ def weight_matmuls(path: Path) -> list[str]:
 
 
 def top_ids(bundle: Path, graph: str, sentences: Sequence[str], contexts: Sequence[str], threads: int) -> np.ndarray:
-    from engine.encode import SparseEncoder
-    from engine.features import build_features
+    from engine.model.encoder import SparseEncoder
+    from engine.model.features import build_features
 
     enc = SparseEncoder(bundle, threads=threads, onnx_file=graph)
     rows = []

@@ -47,7 +47,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from engine.features import (
+from engine.model.features import (
     DEFAULT_POOLING,
     POOLINGS,
     build_features,

@@ -1,0 +1,1 @@
+"""The Engine facade the window and the command line code against."""

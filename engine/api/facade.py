@@ -1,0 +1,838 @@
+"""The engine facade the desktop app and the CLI code against.
+
+One :class:`Engine` per sparcdesk home (``$SPARCDESK_HOME`` or the platform's user-data
+folder, see :mod:`engine.home.paths`). It is safe to call :meth:`Engine.ask` from the GUI thread
+while :meth:`Engine.index` runs in a worker thread (or in another process): the index is
+read through its own searcher, which sees the last commit, and the catalog is SQLite in
+WAL mode with one connection per thread. Writes (index, remove, watch batches) are
+serialised inside a process by a lock and across processes by the index's writer lock:
+a second writing process gets :class:`engine.index.sentences.IndexLockedError` with a readable
+message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import logging
+import os
+import shutil
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from engine.catalog.store import Catalog, Source, now_iso
+from engine.home import diskspace, repair, writelock
+from engine.home.paths import Layout
+from engine.index.sentences import IndexFormatError, IndexLockedError, SentenceIndex
+from engine.indexer.run import (
+    Indexer,
+    ModelIdentity,
+    Progress,
+    RunResult,
+    Target,
+    TextStore,
+    model_identity,
+    source_kind,
+    under,
+    unit_for,
+)
+from engine.ingest.documents import SKIPPED_PREFIX
+from engine.ingest.extract import iter_extract
+from engine.model import store as model_store
+from engine.model.encoder import SparseEncoder, default_bundle_dir
+from engine.search.answers import Answer, Hit, QueryEncoder, SearchFilters
+from engine.search.answers import ask as _ask
+from engine.search.defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "Answer",
+    "Engine",
+    "FileError",
+    "Hit",
+    "IndexLockedError",
+    "Progress",
+    "SearchFilters",
+    "SourceInfo",
+]
+
+
+@dataclass
+class SourceInfo:
+    """A source as the app lists it: ``kind`` is ``folder`` or ``mailstore``; ``files``,
+    ``sentences`` and ``errors`` count the catalog's files of the source."""
+
+    path: str
+    kind: str
+    files: int
+    sentences: int
+    errors: int
+    last_indexed: str | None
+    exclude: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FileError:
+    """A file (or a message or attachment inside one) that could not be indexed, or was
+    indexed only in part, with the reason and when it was seen. ``skipped``: not a failure
+    but a format that is not read (the file is found by its name only)."""
+
+    path: str
+    reason: str
+    when: str
+    skipped: bool = False
+
+
+def bundle_problem(bundle: Path) -> str | None:
+    """Why a model bundle cannot be used (config or tokenizer missing or unreadable), or None."""
+    try:
+        cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
+        if not isinstance(cfg, dict):
+            return "config.json is not an object"
+        from tokenizers import Tokenizer
+
+        Tokenizer.from_file(str(bundle / "tokenizer.json"))
+        if not (bundle / cfg.get("onnx", "model.onnx")).is_file():
+            return f"{cfg.get('onnx', 'model.onnx')} is missing"
+    except FileNotFoundError as exc:
+        return f"{Path(exc.filename or '?').name} is missing"
+    except Exception as exc:
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return None
+
+
+class Engine:
+    """Indexing, search, sources and watching for one sparcdesk home."""
+
+    #: Commit policy of indexing runs (see :mod:`engine.indexer.run`).
+    commit_every: int = 2000
+    commit_seconds: float = 20.0
+    #: How long a write waits for another writer of this home (another process indexing
+    #: any source, adapting, restoring) before :class:`IndexLockedError`; None: no limit.
+    lock_wait_s: float | None = 0.0
+
+    def __init__(
+        self, home: Path | None = None, bundle_dir: Path | None = None, threads: int | None = None
+    ) -> None:
+        self.layout = Layout.resolve(home)
+        #: What was found damaged in the data folder and repaired when this engine opened
+        #: (one line each, see engine.home.repair); the command line prints them.
+        self.repairs: list[str] = repair.repair(self.layout)
+        # An explicit bundle wins; else the one this home selected (an adapted model);
+        # else $SPARCDESK_MODEL or the shipped one.
+        self.bundle_dir = (
+            Path(bundle_dir)
+            if bundle_dir
+            else model_store.selected_bundle(self.layout.home) or default_bundle_dir()
+        )
+        problem = bundle_problem(self.bundle_dir)
+        if problem and bundle_dir is None and self.bundle_dir != default_bundle_dir():
+            # This home's own (adapted) model is damaged: back to the shipped one, which
+            # rebuilds the index with it (a new generation; the current one answers meanwhile).
+            self.repairs.append(
+                f"the model {self.bundle_dir} is damaged ({problem}): using the shipped model; the next"
+                " indexing run re-encodes the index with it"
+            )
+            model_store.select(self.layout.home, default_bundle_dir())
+            self.bundle_dir = default_bundle_dir()
+            problem = bundle_problem(self.bundle_dir)
+        if problem:
+            raise FileNotFoundError(
+                f"the model bundle at {self.bundle_dir} is damaged ({problem}): reinstall sparcdesk, or point"
+                " SPARCDESK_MODEL at a good bundle"
+            )
+        self._explicit_bundle = bundle_dir is not None
+        self.threads = threads
+        self._local = threading.local()
+        self._catalogs: list[Catalog] = []
+        self._catalogs_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._read_lock = threading.RLock()
+        self._encoder_lock = threading.Lock()
+        self._reader: SentenceIndex | None = None
+        self._reader_dir: str | None = None
+        self._queries: dict[str, QueryEncoder] = {}
+        self._encoder: SparseEncoder | None = None
+        self._model: ModelIdentity | None = None
+        self._watcher = None
+        self._indexing = 0
+        self._closed = False
+        TextStore(self._cat())  # create this engine's tables up front
+        with contextlib.suppress(Exception):
+            if not self._cat().read_only:
+                repair.save_sources(self.layout, self._cat().sources())
+
+    # ---- plumbing
+
+    def _cat(self) -> Catalog:
+        """This thread's catalog connection (sqlite connections are per thread here)."""
+        cat = getattr(self._local, "catalog", None)
+        if cat is None:
+            cat = Catalog(self.layout.catalog)
+            self._local.catalog = cat
+            with self._catalogs_lock:
+                self._catalogs.append(cat)
+        return cat
+
+    @property
+    def model(self) -> ModelIdentity:
+        if self._model is None:
+            self._model = model_identity(self.bundle_dir)
+        return self._model
+
+    def _get_encoder(self) -> SparseEncoder:
+        with self._encoder_lock:
+            if self._encoder is None:
+                self._encoder = SparseEncoder(self.bundle_dir, threads=self.threads)
+            return self._encoder
+
+    def _query_encoder(self, reader: SentenceIndex | None = None) -> QueryEncoder:
+        """The question tokenizer of the bundle the live generation was encoded with (after an
+        adaptation with new vocabulary, questions must be cut the way its sentences were)."""
+        bundle = self.bundle_dir
+        if reader is not None:
+            recorded = (reader.model or {}).get("bundle")
+            if recorded and (Path(recorded) / "config.json").is_file():
+                bundle = Path(recorded)
+        key = str(bundle)
+        if key not in self._queries:
+            self._queries[key] = QueryEncoder(bundle)
+        return self._queries[key]
+
+    def _use_bundle(self, bundle: Path) -> None:
+        """Index with ``bundle`` from now on (encoder and identity are rebuilt lazily)."""
+        with self._encoder_lock:
+            self.bundle_dir = Path(bundle)
+            self._encoder = None
+            self._model = None
+
+    def _invalidate_reader(self) -> None:
+        """Called after every commit of this process: the next ask reloads (it does anyway)."""
+        with self._read_lock:
+            if self._reader is not None:
+                try:
+                    self._reader.reload()
+                except Exception:  # a reader of a removed generation: reopen on next ask
+                    self._reader = None
+                    self._reader_dir = None
+
+    def _get_reader(self) -> SentenceIndex | None:
+        gen = self._cat().active_generation()
+        if gen is None:
+            return None
+        if self._reader is None or self._reader_dir != gen.index_dir:
+            if self._reader is not None:
+                self._reader.close()
+            self._reader = None
+            if not (Path(gen.index_dir) / "meta.json").exists():
+                return None
+            try:
+                self._reader = SentenceIndex.open(gen.index_dir)
+            except IndexFormatError:
+                return None
+            self._reader_dir = gen.index_dir
+        else:
+            self._reader.reload()
+        return self._reader
+
+    def _writing(self, task: str):
+        """The home's writer lock for one write (:mod:`engine.home.writelock`)."""
+        return writelock.hold(self.layout.home, task, self.lock_wait_s)
+
+    @staticmethod
+    def _abs(path: Path | str) -> Path:
+        return Path(os.path.abspath(Path(path).expanduser()))
+
+    def _find_source(self, path: Path) -> Source | None:
+        """The source that is ``path`` or contains it (the deepest one)."""
+        best: Source | None = None
+        for s in self._cat().sources():
+            if under(str(path), s.path) and (best is None or len(s.path) > len(best.path)):
+                best = s
+        return best
+
+    def _info(self, s: Source, counts: dict[str, int] | None = None) -> SourceInfo:
+        c = counts if counts is not None else self._cat().counts(s.id)
+        return SourceInfo(
+            s.path, s.kind, c["files"], c["sentences"], c["error"], s.last_indexed, list(s.exclude)
+        )
+
+    # ---- sources
+
+    def add_source(self, path: Path, exclude: Sequence[str] = ()) -> SourceInfo:
+        """Register a folder or mail store (mbox file, Maildir folder, .eml) for indexing.
+
+        A path inside an existing source is already covered: that source is returned (with
+        ``exclude`` added to it when given). A folder that contains existing sources takes
+        them over, with their files, so nothing is re-encoded.
+        """
+        p = self._abs(path)
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"no such file or folder: {p}")
+        with self._writing("adding a source"):
+            info = self._add_source(p, exclude)
+            repair.save_sources(self.layout, self._cat().sources())
+        if self._watcher is not None:
+            self._watcher.refresh()  # a running watch covers the new source at once
+        return info
+
+    def _add_source(self, p: Path, exclude: Sequence[str]) -> SourceInfo:
+        cat = self._cat()
+        outer = self._find_source(p)
+        if outer is not None and outer.path != str(p):
+            if exclude:
+                cat.add_source(outer.path, outer.kind, list(dict.fromkeys([*outer.exclude, *exclude])))
+                outer = cat.get_source(outer.id) or outer
+            return self._info(outer)
+        sid = cat.add_source(str(p), source_kind(p), list(exclude))
+        inner = [s for s in cat.sources() if s.id != sid and under(s.path, str(p))]
+        if inner:
+            with cat.transaction():
+                for s in inner:
+                    # Catalog has no "move files to another source": two statements on its tables.
+                    cat.db.execute("UPDATE files SET source_id = ? WHERE source_id = ?", [sid, s.id])
+                    cat.db.execute("DELETE FROM sources WHERE id = ?", [s.id])
+        src = cat.get_source(sid)
+        assert src is not None
+        return self._info(src)
+
+    def remove_source(self, path: Path) -> None:
+        """Forget a source and delete its documents from the index (all live generations)."""
+        p = self._abs(path)
+        cat = self._cat()
+        src = next((s for s in cat.sources() if s.path == str(p)), None)
+        if src is None:
+            raise KeyError(f"not a source: {p}")
+        with self._writing("removing a source"), self._write_lock:
+            store = TextStore(cat)
+            units = [f.path for f in cat.files(src.id)]
+            keys: set[str] = set()
+            for unit in units:
+                keys.update(d.key for d in cat.documents(unit))
+                keys.update(store.journal(unit))
+            # Index first, catalog second: a crash in between leaves catalog rows whose
+            # documents are gone (harmless, re-indexed if the source is added again), never
+            # sentences the catalog cannot find.
+            for gen in cat.generations():
+                if gen.status == "retired" or not (Path(gen.index_dir) / "meta.json").exists():
+                    continue
+                ix = SentenceIndex.open(gen.index_dir, writable=True)
+                try:
+                    for key in keys:
+                        ix.delete_document(key)
+                    ix.commit()
+                finally:
+                    ix.close()
+            with cat.transaction():
+                cat.remove_source(src.id)
+                for unit in units:
+                    store.forget_unit(unit)
+            repair.save_sources(self.layout, cat.sources())
+            self._invalidate_reader()
+        if self._watcher is not None:
+            self._watcher.refresh()
+
+    def sources(self) -> list[SourceInfo]:
+        cat = self._cat()
+        return [self._info(s) for s in cat.sources()]
+
+    # ---- indexing
+
+    def _indexer(
+        self,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None,
+        pause: threading.Event | None = None,
+        catalog: Catalog | None = None,
+    ) -> Indexer:
+        return Indexer(
+            catalog or Catalog(self.layout.catalog),
+            self.layout,
+            self._get_encoder,
+            commit_every=self.commit_every,
+            commit_seconds=self.commit_seconds,
+            progress=progress,
+            cancel=cancel,
+            pause=pause,
+            on_commit=self._invalidate_reader,
+        )
+
+    def _follow_model_choice(self) -> None:
+        """Pick up a model another process selected (an adaptation or restore run by the app's
+        child process or the CLI), so this engine never indexes with a stale bundle."""
+        if self._explicit_bundle:
+            return
+        chosen = model_store.selected_bundle(self.layout.home)
+        if chosen is not None and chosen != self.bundle_dir:
+            self._use_bundle(chosen)
+
+    def _run(self, targets: list[Target], activate: bool, **kw: object) -> tuple[Indexer, RunResult]:
+        self._follow_model_choice()
+        home = self.layout.home
+        diskspace.check(home, diskspace.MIN_FREE_BYTES)  # a full disk: stop before writing anything
+        try:
+            cat = Catalog(self.layout.catalog)  # a connection of its own for this run's thread
+        except sqlite3.OperationalError as exc:
+            if diskspace.is_disk_full(exc, home):
+                raise diskspace.DiskFullError(home, diskspace.free_bytes(home), diskspace.MIN_FREE_BYTES) from exc
+            raise
+        if cat.read_only:
+            cat.close()
+            raise diskspace.DiskFullError(home, diskspace.free_bytes(home), diskspace.MIN_FREE_BYTES)
+        try:
+            indexer = self._indexer(catalog=cat, **kw)  # type: ignore[arg-type]
+            with self._writing("indexing"), self._write_lock:
+                self._indexing += 1
+                before = cat.active_generation()
+                try:
+                    result = indexer.run(targets, self.model, activate=activate)
+                finally:
+                    self._indexing -= 1
+                    self._note_switch(cat, before)
+                if not result.cancelled:
+                    for t in targets:
+                        if t.subtree is None:
+                            cat.mark_source_indexed(t.source.id)
+        finally:
+            cat.close()
+        return indexer, result
+
+    def index(
+        self,
+        paths: Sequence[Path] | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None,
+        pause: threading.Event | None = None,
+    ) -> Progress:
+        """Bring the index up to date with ``paths`` (sources, or files and folders inside
+        sources; a path outside every source is added as a source) or, with None, with every
+        source. Returns the final progress (``phase`` ``done`` or ``cancelled``).
+
+        Raises :class:`IndexLockedError` when another process is writing the index.
+        """
+        cat = self._cat()
+        targets: list[Target] = []
+        if paths is None:
+            targets = [Target(s) for s in cat.sources()]
+        else:
+            for raw in paths:
+                p = self._abs(raw)
+                src = self._find_source(p)
+                if src is None:
+                    self.add_source(p)
+                    src = self._find_source(p)
+                assert src is not None
+                targets.append(Target(src, None if src.path == str(p) else p))
+        indexer, _ = self._run(targets, activate=paths is None, progress=progress, cancel=cancel, pause=pause)
+        return indexer.snapshot()
+
+    def index_changes(self, paths: Sequence[str | Path]) -> list[str]:
+        """Re-index changed, created or deleted paths (the watcher calls this); returns the
+        units that were re-indexed or removed. Paths outside every source are ignored."""
+        cat = self._cat()
+        by_path: dict[str, Target] = {}
+        for raw in paths:
+            p = self._abs(raw)
+            src = self._find_source(p)
+            if src is None:
+                continue
+            unit = unit_for(p)
+            if not under(str(unit), src.path):
+                unit = p
+            key = str(unit)
+            by_path[key] = Target(src, None if key == src.path else unit)
+        # A folder target covers the targets below it.
+        keys = sorted(by_path, key=len)
+        targets: list[Target] = []
+        chosen: list[str] = []
+        for k in keys:
+            if any(under(k, c) for c in chosen):
+                continue
+            chosen.append(k)
+            targets.append(by_path[k])
+        if not targets:
+            return []
+        _, result = self._run(targets, activate=False)
+        del cat
+        return result.changed_paths
+
+    # ---- models: adaptation, switch, restore
+
+    def _note_switch(self, cat: Catalog, before: object) -> None:
+        """After a run: if it switched generations, remember the retired one for restore."""
+        after = cat.active_generation()
+        if before is None or after is None or before.id == after.id:  # type: ignore[attr-defined]
+            return
+        old_bundle = str(self.bundle_dir)
+        with contextlib.suppress(Exception):
+            ix = SentenceIndex.open(before.index_dir)  # type: ignore[attr-defined]
+            try:
+                old_bundle = str((ix.model or {}).get("bundle") or old_bundle)
+            finally:
+                ix.close()
+        model_store.select(
+            self.layout.home,
+            self.bundle_dir,
+            previous={"bundle": old_bundle, "generation": before.id, "retired_at": now_iso()},  # type: ignore[attr-defined]
+        )
+        model_store.prune_models(self.layout.home)
+        self._invalidate_reader()
+
+    def corpus_sentences(self, limit: int = 200_000) -> list[str]:
+        """The sentences of every indexed document, in document order (what adaptation
+        trains on), cut exactly as the indexer cuts them; at most ``limit``, taken evenly
+        across documents when there are more."""
+        from engine.indexer.run import passages_of
+
+        store = TextStore(self._cat())
+        rows = store.db.execute(
+            "SELECT t.key, d.kind FROM doc_texts t LEFT JOIN documents d ON d.key = t.key ORDER BY t.rowid"
+        ).fetchall()
+        out: list[str] = []
+        for key, kind in rows:
+            text = store.text(key) or ""
+            for passage in passages_of(text, kind or ""):
+                out.extend(span.text for span in passage)
+        if len(out) > limit:
+            step = len(out) / limit
+            out = [out[int(i * step)] for i in range(limit)]
+        return out
+
+    def adapt(
+        self,
+        steps: int = 500,
+        mlm: str | None = None,
+        vocab_expansion: bool = False,
+        on_adapt: Callable[[object], None] | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None,
+        reencode: bool = True,
+    ) -> Path:
+        """Adapt the model to the indexed documents (:mod:`engine.model.adapt`), select the new
+        bundle and re-encode every source into a new generation, which goes live when
+        complete; the current one answers until then. Cancelling keeps what was done: the
+        next call resumes (training from its checkpoint, re-encoding from its last commit).
+        Returns the adapted bundle's folder."""
+        with self._writing("adapting the model"):
+            return self._adapt(steps, mlm, vocab_expansion, on_adapt, progress, cancel, reencode)
+
+    def _adapt(
+        self,
+        steps: int,
+        mlm: str | None,
+        vocab_expansion: bool,
+        on_adapt: Callable[[object], None] | None,
+        progress: Callable[[Progress], None] | None,
+        cancel: threading.Event | None,
+        reencode: bool,
+    ) -> Path:
+        from engine.model.adapt import DEFAULT_MLM, Cancelled, adapt_bundle
+
+        self._follow_model_choice()
+        home = self.layout.home
+        current = self.bundle_dir
+        cfg = model_store.original_bundle(current)
+        pending = self._cat().active_generation()
+        resuming = (
+            current != cfg
+            and pending is not None
+            and (pending.model_name, pending.model_version) != (self.model.name, self.model.version)
+        )
+        if not resuming:
+            sentences = self.corpus_sentences()
+            if not sentences:
+                raise ValueError("nothing to adapt to: index some documents first")
+            stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+            out = model_store.models_dir(home) / f"{cfg.name}-adapted-{stamp}"
+            try:
+                adapt_bundle(
+                    cfg,
+                    sentences,
+                    out,
+                    steps=steps,
+                    mlm=mlm or DEFAULT_MLM,
+                    vocab_expansion=vocab_expansion,
+                    threads=self.threads,
+                    progress=on_adapt,
+                    should_stop=cancel.is_set if cancel is not None else None,
+                    state_dir=model_store.adapt_state_dir(home),
+                )
+            except Cancelled:
+                shutil.rmtree(out, ignore_errors=True)
+                raise
+            model_store.select(home, out)
+            self._use_bundle(out)
+        if reencode:
+            self.index(None, progress=progress, cancel=cancel)
+        return self.bundle_dir
+
+    def restore_model(self, progress: Callable[[Progress], None] | None = None) -> dict:
+        """Make the previous model and its generation live again (the one the last switch
+        retired), then bring it up to date with what changed since. Returns what was done."""
+        with self._writing("restoring the previous model"):
+            return self._restore_model(progress)
+
+    def _restore_model(self, progress: Callable[[Progress], None] | None) -> dict:
+        home = self.layout.home
+        prev = model_store.load(home).get("previous") or {}
+        cat = self._cat()
+        gen = cat.get_generation(int(prev["generation"])) if prev.get("generation") is not None else None
+        if gen is None or gen.status != "retired" or not (Path(gen.index_dir) / "meta.json").exists():
+            raise LookupError("no previous model to restore (nothing was switched, or its index is gone)")
+        bundle = Path(prev["bundle"])
+        if not (bundle / "config.json").is_file():
+            raise LookupError(f"the previous model's bundle is gone: {bundle}")
+        with self._write_lock:
+            current = cat.active_generation()
+            live_keys = {r[0] for r in cat.db.execute("SELECT key FROM doc_texts").fetchall()}
+            ix = SentenceIndex.open(gen.index_dir, writable=True)
+            try:
+                stale = ix.doc_keys() - live_keys  # documents deleted since it was retired
+                for key in stale:
+                    ix.delete_document(key)
+                ix.commit()
+            finally:
+                ix.close()
+            cat.activate_generation(gen.id)
+            if current is not None:
+                # Files indexed before the switch are in the restored index as they are;
+                # the rest are re-indexed by the run below.
+                with cat.transaction():
+                    cat.db.execute(
+                        "UPDATE files SET generation = ? WHERE generation = ? AND indexed_at <= ?",
+                        [gen.id, current.id, prev.get("retired_at") or ""],
+                    )
+            model_store.select(
+                home,
+                bundle,
+                previous=None
+                if current is None
+                else {"bundle": str(self.bundle_dir), "generation": current.id, "retired_at": now_iso()},
+            )
+            self._use_bundle(bundle)
+            self._invalidate_reader()
+        p = self.index(None, progress=progress)
+        return {
+            "generation": gen.id,
+            "bundle": str(bundle),
+            "removed_documents": len(stale),
+            "reindexed_files": p.files_done,
+            "progress": p,
+        }
+
+    def model_state(self) -> dict:
+        """What the app shows about the model: the bundle in use, whether it is adapted, and
+        the previous model ``restore_model`` would bring back (None when there is none)."""
+        self._follow_model_choice()
+        cfg = {}
+        with contextlib.suppress(OSError, ValueError):
+            cfg = json.loads((self.bundle_dir / "config.json").read_text(encoding="utf-8"))
+        prev = model_store.load(self.layout.home).get("previous") or None
+        if prev is not None:
+            gen = self._cat().get_generation(int(prev.get("generation", -1)))
+            if gen is None or gen.status != "retired" or not (Path(gen.index_dir) / "meta.json").exists():
+                prev = None
+        return {
+            "bundle": str(self.bundle_dir),
+            "name": cfg.get("name", self.bundle_dir.name),
+            "adapted": "adaptation" in cfg,
+            "adaptation": cfg.get("adaptation"),
+            "previous": prev,
+        }
+
+    # ---- search
+
+    def ask(
+        self,
+        question: str,
+        top: int = 10,
+        filters: SearchFilters | None = None,
+        idf: bool = DEFAULT_IDF,
+        hybrid: bool = DEFAULT_HYBRID,
+        fusion: str = DEFAULT_FUSION,
+    ) -> list[Answer]:
+        """Answers grouped per document, best first (empty before anything is indexed)."""
+        try:
+            return self._ask(question, top, filters, idf, hybrid, fusion)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # a damaged index (tantivy panics are BaseExceptions)
+            if not self._repair_index(exc):
+                raise
+            return self._ask(question, top, filters, idf, hybrid, fusion)
+
+    def _repair_index(self, exc: BaseException) -> bool:
+        """After a failure reading the index: repair it if it is damaged (True), else False."""
+        with self._read_lock:
+            if self._reader is not None:
+                with contextlib.suppress(Exception):
+                    self._reader.close()
+            self._reader = None
+            self._reader_dir = None
+        notes = repair.repair(self.layout)
+        self.repairs.extend(notes)
+        if notes:
+            log.warning("reading the index failed (%s): repaired", exc)
+        return bool(notes)
+
+    def _ask(self, question, top, filters, idf, hybrid, fusion) -> list[Answer]:  # type: ignore[no-untyped-def]
+        with self._read_lock:
+            reader = self._get_reader()
+            if reader is None:
+                return []
+            return _ask(
+                reader,
+                self._query_encoder(reader),
+                question,
+                top=top,
+                filters=filters,
+                idf=idf,
+                hybrid=hybrid,
+                fusion=fusion,
+                catalog=self._cat(),
+                text_of=self._text_or_none,
+            )
+
+    def _text_or_none(self, doc_key: str) -> str | None:
+        try:
+            return self.document_text(doc_key)
+        except KeyError:
+            return None
+
+    def document_text(self, doc_key: str) -> str:
+        """The full extracted text of a document (offsets of answers refer to it)."""
+        cat = self._cat()
+        text = TextStore(cat).text(doc_key)
+        if text is not None:
+            return text
+        row = cat.get_document(doc_key)
+        if row is None:
+            raise KeyError(f"unknown document: {doc_key}")
+        for item in iter_extract(Path(row.path)):
+            if not isinstance(item, Exception) and item.key == doc_key:
+                return item.text
+        raise KeyError(f"document no longer extractable: {doc_key}")
+
+    # ---- status
+
+    def errors(self) -> list[FileError]:
+        """Files that failed, and files indexed with a problem (parts that failed, nothing
+        to index), with the reason."""
+        rows = (
+            self._cat()
+            .db.execute(
+                "SELECT path, last_error, indexed_at FROM files WHERE last_error IS NOT NULL ORDER BY path"
+            )
+            .fetchall()
+        )
+        return [FileError(p, r, w or "", r.startswith(SKIPPED_PREFIX)) for p, r, w in rows]
+
+    def status(self) -> dict:
+        """A JSON-able summary: home, model, generation, counts, sources, errors."""
+        self._follow_model_choice()
+        cat = self._cat()
+        gen = cat.active_generation()
+        counts = cat.counts()
+        sentences = None
+        try:
+            with self._read_lock:
+                reader = self._get_reader()
+                if reader is not None:
+                    sentences = reader.num_sentences
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # a damaged index: repaired, rebuilt by the next run
+            if not self._repair_index(exc):
+                raise
+            gen = cat.active_generation()
+        size = 0
+        if gen is not None:
+            for root, _, files in os.walk(gen.index_dir):
+                for f in files:
+                    with contextlib.suppress(OSError):
+                        size += os.path.getsize(os.path.join(root, f))
+        building = [g for g in cat.generations() if g.status == "building"]
+        new = building[-1] if building else None
+        return {
+            "home": str(self.layout.home),
+            "model": {
+                "name": self.model.name,
+                "version": self.model.version,
+                "training_steps": self.model.training_steps,
+                "bundle": str(self.bundle_dir),
+            },
+            "generation": None
+            if gen is None
+            else {"id": gen.id, "model": f"{gen.model_name} {gen.model_version}", "index_dir": gen.index_dir},
+            "rebuilding": bool(building) or (gen is not None and gen.model_version != self.model.version),
+            # what a rebuild still waits for: any indexing run completes it and switches
+            "building": None
+            if new is None
+            else {
+                "id": new.id,
+                "model": f"{new.model_name} {new.model_version}",
+                "files_done": cat.files_in_generation(new.id),
+                "files_total": counts["files"],
+            },
+            "files": counts["files"],
+            "files_ok": counts["ok"],
+            "files_error": counts["error"],
+            # formats that are not read (found by their name; listed in errors as skipped)
+            "files_skipped": cat.db.execute(
+                "SELECT COUNT(*) FROM files WHERE last_error LIKE ?", [SKIPPED_PREFIX + "%"]
+            ).fetchone()[0],
+            "files_pending": counts["pending"],
+            "sentences": counts["sentences"] if sentences is None else sentences,
+            "index_bytes": size,
+            "sources": [asdict(s) for s in self.sources()],
+            "errors": [asdict(e) for e in self.errors()],
+            "adapted_model": self.model_state(),
+            "indexing": self._indexing > 0,
+            "watching": self._watcher is not None,
+        }
+
+    # ---- watching
+
+    def start_watch(
+        self, on_change: Callable[[list[str]], None] | None = None, debounce_s: float = 0.5
+    ) -> None:
+        """Watch every source and re-index what changes (see :mod:`engine.watch.watcher`)."""
+        from engine.watch.watcher import Watcher
+
+        if self._watcher is not None:
+            return
+        self._watcher = Watcher(self, on_change=on_change, debounce_s=debounce_s)
+        self._watcher.start()
+
+    def stop_watch(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+
+    # ---- lifecycle
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.stop_watch()
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+        with self._catalogs_lock:
+            for cat in self._catalogs:
+                with contextlib.suppress(Exception):
+                    cat.close()
+            self._catalogs.clear()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

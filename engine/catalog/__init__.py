@@ -1,0 +1,1 @@
+"""The SQLite catalog: every table and its migrations; no SQL lives outside this package."""

@@ -1,0 +1,1 @@
+"""The ``sparcdesk`` command line."""

@@ -1,0 +1,1 @@
+"""The data folder: layout, logs, the writer lock, disk space, self-repair."""

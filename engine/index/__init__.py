@@ -1,0 +1,1 @@
+"""The index of one generation: quantisation, the impact (column) store, the text store, documents."""

@@ -1,0 +1,317 @@
+"""Whole documents for BM25: the document-level evidence beside the sentence index.
+
+A sentence is the unit SPARC scores and the app shows, but a document is what the user
+looks for: a message whose evidence is spread over several sentences, or whose only match
+is a name in its From or To header, loses to a message with one matching sentence when
+documents are ranked by their best sentence alone (docs/product.md measures it). So each
+generation also keeps one tantivy record per document: its text with its title and, for
+e-mail, its header lines (names and addresses of sender and recipients, subject), scored
+by BM25 and fused with the sentence scores in :mod:`engine.search.answers`.
+
+It lives in the ``docs/`` folder of the generation's index and is written by the same
+:class:`engine.index.sentences.SentenceIndex` that writes the sentences, committed right after them.
+A crash between the two commits leaves the unit un-recorded in the catalog, so the next
+run deletes and re-adds its documents in both (the pipeline's commit protocol); readers
+only use a document hit whose document still has live sentences.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import shutil
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from engine.home.paths import display, from_store, to_store
+
+FOLDER = "docs"
+#: The document index's own format; another one on disk is rebuilt (its state file says which).
+FORMAT = 2
+STATE_FILE = "sparcdesk-docs.json"
+#: Longest document body indexed for BM25 (characters): a document this long is a book or
+#: a log, and its first part is where its subject is said.
+MAX_BODY_CHARS = 2_000_000
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    """What the document index holds of one document, and the filter fields of its sentences."""
+
+    doc_key: str
+    body: str
+    folders: tuple[str, ...] = ()
+    kind: str = ""
+    date: int | None = None
+    sender: str = ""
+    mailbox: str = ""
+    #: Header text searched by field (``from:``, ``to:``, ``subject:`` in the query syntax):
+    #: names and addresses as written in the message.
+    from_text: str = ""
+    to_text: str = ""
+    subject: str = ""
+    #: The file name, so a document is found by its name.
+    name: str = ""
+
+
+def build_schema(analyzer: str) -> tantivy.Schema:
+    """Document-level schema: ``body`` for BM25 and the filter fields of the sentence schema
+    under the same names, so one filter query serves both indexes."""
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("doc_key", stored=True, tokenizer_name="raw", index_option="basic")
+    # positions: "quoted phrases" of the query syntax are phrase queries on the body
+    sb.add_text_field("body", stored=False, tokenizer_name=analyzer, index_option="position")
+    for name in ("from", "to", "subject", "name"):
+        sb.add_text_field(name, stored=False, tokenizer_name=analyzer, index_option="position")
+    add_filter_fields(sb)
+    return sb.build()
+
+
+def add_filter_fields(sb: tantivy.SchemaBuilder) -> None:
+    """The filter fields of both indexes (``engine.index.sentences.Filters`` queries them by name)."""
+    sb.add_text_field("folder", tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("kind", tokenizer_name="raw", index_option="basic")
+    sb.add_integer_field("date", indexed=True, fast=True)
+    sb.add_text_field("sender", tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("mailbox", tokenizer_name="raw", index_option="basic")
+
+
+def mail_header_lines(fields: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The header lines of a message that a person searches by: ``(field, "From: ...")``."""
+    out: list[tuple[str, str]] = []
+    for name, label in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("subject", "Subject")):
+        value = " ".join((fields.get(name) or "").split())
+        if value:
+            out.append((name, f"{label}: {value}"))
+    return out
+
+
+class DocumentIndex:
+    """BM25 over whole documents (one tantivy index, opened with its sentence index)."""
+
+    def __init__(self, path: Path, analyzer_name: str, analyzer: tantivy.TextAnalyzer, writable: bool) -> None:
+        self.path = path
+        self._analyzer = analyzer
+        if writable:
+            if _state(path).get("format") != FORMAT and path.exists():
+                shutil.rmtree(path)  # another format (or half created): rebuilt from the sources
+            path.mkdir(parents=True, exist_ok=True)
+            self._index = tantivy.Index(build_schema(analyzer_name), path=str(path), reuse=True)
+            if not (path / STATE_FILE).exists():
+                self._write_state(complete=False)
+        else:
+            self._index = tantivy.Index.open(str(path))
+        self._index.register_tokenizer(analyzer_name, analyzer)
+        self._schema = self._index.schema
+        self._writer: tantivy.IndexWriter | None = None
+        if writable:
+            self._writer = self._index.writer(heap_size=32_000_000, num_threads=1)
+        self._searcher = self._index.searcher()
+        self._pending = False
+
+    @classmethod
+    def open(
+        cls, index_dir: Path, analyzer_name: str, analyzer: tantivy.TextAnalyzer, writable: bool
+    ) -> DocumentIndex | None:
+        """The document index of a generation; None when a read-only generation has none
+        (built before document evidence existed: search then ranks by sentences alone)."""
+        path = index_dir / FOLDER
+        if not writable and _state(path).get("format") != FORMAT:
+            return None
+        return cls(path, analyzer_name, analyzer, writable)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every document of the generation has its record (False from creation
+        beside existing sentences until a full indexing run has added them all)."""
+        return bool(_state(self.path).get("complete"))
+
+    def mark_complete(self) -> None:
+        self._write_state(complete=True)
+
+    def _write_state(self, complete: bool) -> None:
+        tmp = self.path / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps({"format": FORMAT, "complete": complete}), encoding="utf-8")
+        os.replace(tmp, self.path / STATE_FILE)
+
+    @property
+    def schema(self) -> tantivy.Schema:
+        return self._schema
+
+    @property
+    def num_documents(self) -> int:
+        return int(self._searcher.num_docs)
+
+    # ---- writing
+
+    def add(self, docs: Iterable[DocumentText]) -> None:
+        """Add documents, replacing any earlier record of the same key (visible after :meth:`commit`)."""
+        assert self._writer is not None, "document index opened read-only"
+        for d in docs:
+            self._writer.delete_documents_by_term("doc_key", to_store(d.doc_key))
+            doc = tantivy.Document()
+            doc.add_text("doc_key", to_store(d.doc_key))  # file names that are not UTF-8
+            doc.add_text("body", display(d.body[:MAX_BODY_CHARS]))  # its title may be such a name
+            for f in d.folders:
+                doc.add_text("folder", to_store(f))
+            if d.kind:
+                doc.add_text("kind", d.kind)
+            if d.date is not None:
+                doc.add_integer("date", int(d.date))
+            if d.sender:
+                doc.add_text("sender", d.sender.strip().lower())
+            if d.mailbox:
+                doc.add_text("mailbox", d.mailbox.strip().lower())
+            for name, value in (("from", d.from_text), ("to", d.to_text), ("subject", d.subject), ("name", d.name)):
+                if value:
+                    doc.add_text(name, display(value))
+            self._writer.add_document(doc)
+            self._pending = True
+
+    def delete(self, doc_key: str) -> None:
+        assert self._writer is not None, "document index opened read-only"
+        self._writer.delete_documents_by_term("doc_key", to_store(doc_key))
+        self._pending = True
+
+    def commit(self) -> None:
+        if self._writer is not None and self._pending:
+            self._writer.commit()
+            self._pending = False
+            self.reload()
+
+    def rollback(self) -> None:
+        if self._writer is not None and self._pending:
+            with contextlib.suppress(ValueError):
+                self._writer.rollback()
+            self._pending = False
+
+    def close(self) -> None:
+        self.rollback()
+        self._writer = None
+
+    # ---- reading
+
+    def reload(self) -> None:
+        self._index.reload()
+        self._searcher = self._index.searcher()
+
+    def terms(self, text: str) -> list[str]:
+        """``text`` analysed as the body is (stemmed, stopwords out), duplicates dropped."""
+        return list(dict.fromkeys(self._analyzer.analyze(text)))
+
+    def bm25(self, text: str, top_k: int, filter_query: tantivy.Query | None = None) -> list[tuple[str, float]]:
+        """The ``top_k`` documents by BM25 of ``text`` over their body, as ``(doc_key, score)``.
+
+        A term the text repeats counts as often as it occurs (as BM25 over a query's tokens
+        does): a long description that names its subject three times is mostly about it."""
+        counts = Counter(self._analyzer.analyze(text))
+        if not counts or top_k <= 0:
+            return []
+        query = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, _weighted(tantivy.Query.term_query(self._schema, "body", t), n))
+                for t, n in counts.items()
+            ]
+        )
+        if filter_query is not None:
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, filter_query), (tantivy.Occur.Must, query)])
+        searcher = self._searcher
+        hits = searcher.search(query, top_k, count=False).hits
+        return [(from_store(str(searcher.doc(addr).get_first("doc_key"))), float(score)) for score, addr in hits]
+
+    def _clause_query(self, field_name: str, text: str) -> tantivy.Query:
+        """A word or phrase of ``text`` in one field: each word analysed as the field is,
+        at its own offset, so a phrase's dropped stopwords keep their places."""
+        if field_name == "kind":
+            return tantivy.Query.term_query(self._schema, "kind", text)
+        if field_name == "ext":
+            field_name, text = "name", text  # a file name's extension is one of its words
+        words = re.findall(r"\w+", text)
+        terms = [(i, t) for i, w in enumerate(words) for t in self._analyzer.analyze(w)[:1]]
+        if not terms:
+            return tantivy.Query.all_query() if words else tantivy.Query.empty_query()
+        if len(terms) == 1:
+            return tantivy.Query.term_query(self._schema, field_name, terms[0][1])
+        first = terms[0][0]
+        return tantivy.Query.phrase_query(self._schema, field_name, [(i - first, t) for i, t in terms])
+
+    def matching(
+        self,
+        required: Iterable[Iterable[tuple[str, str]]],
+        excluded: Iterable[tuple[str, str]],
+        filter_query: tantivy.Query | None = None,
+        limit: int = 1_000_000,
+    ) -> list[str]:
+        """Keys of the documents that satisfy every group of ``required`` (any of its
+        ``(field, text)`` clauses), none of ``excluded``, and the filter."""
+        occ = tantivy.Occur
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        for group in required:
+            alts = [(occ.Should, self._clause_query(f, t)) for f, t in group]
+            if alts:
+                clauses.append((occ.Must, tantivy.Query.boolean_query(alts)))
+        for f, t in excluded:
+            clauses.append((occ.MustNot, self._clause_query(f, t)))
+        if filter_query is not None:
+            clauses.append((occ.Must, filter_query))
+        if not any(o == occ.Must for o, _ in clauses):
+            clauses.append((occ.Must, tantivy.Query.all_query()))
+        query = tantivy.Query.boolean_query(clauses)
+        searcher = self._searcher
+        n = min(int(searcher.search(query, 1, count=True).count or 0), limit)
+        if n == 0:
+            return []
+        hits = searcher.search(query, n, count=False).hits
+        return [from_store(str(searcher.doc(a).get_first("doc_key"))) for _, a in hits]
+
+    def coverage(self, text: str, doc_key: str) -> tuple[float, int]:
+        """How much of the question ``doc_key`` holds: the IDF-weighted share of the
+        question's terms found in the document (0..1), and the number of terms.
+
+        What the no-answer decision rests on: a document that holds the rare words of a
+        question is about it, whatever the score scale of the model or the corpus size."""
+        terms = self.terms(text)
+        if not terms:
+            return 0.0, 0
+        searcher = self._searcher
+        n = max(int(searcher.num_docs), 1)
+        key_q = tantivy.Query.term_query(self._schema, "doc_key", to_store(doc_key))
+        total = found = 0.0
+        for t in terms:
+            df = int(searcher.doc_freq("body", t))
+            weight = _idf(df, n)
+            total += weight
+            if df == 0:
+                continue
+            q = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, key_q),
+                    (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "body", t)),
+                ]
+            )
+            if int(searcher.search(q, 1, count=True).count or 0) > 0:
+                found += weight
+        return (found / total if total > 0 else 0.0), len(terms)
+
+
+def _weighted(query: tantivy.Query, n: int) -> tantivy.Query:
+    return query if n == 1 else tantivy.Query.boost_query(query, float(n))
+
+
+def _state(path: Path) -> dict:
+    try:
+        return json.loads((path / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _idf(df: int, n: int) -> float:
+    """BM25's IDF (always > 0): a term no document has weighs the most."""
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))

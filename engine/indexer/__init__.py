@@ -1,0 +1,1 @@
+"""The crash-safe incremental indexer: scan, produce, encode, commit."""

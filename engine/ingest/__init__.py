@@ -1,0 +1,1 @@
+"""Ingest: what a source's walk reaches, extraction of files and mail, segmentation."""

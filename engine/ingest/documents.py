@@ -1,0 +1,85 @@
+"""The record every extractor returns, and the error every extractor raises.
+
+One type for files, e-mail messages and attachments keeps the indexer and the catalog
+ignorant of formats: they only see a unique ``key``, the file on disk it came from, some
+plain text to segment (paragraphs separated by blank lines, see ``engine.ingest.segment``) and a
+few string fields for display and filtering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KINDS = (
+    *("text", "markdown", "html", "pdf", "docx", "odt", "epub", "rtf", "email"),
+    *("xlsx", "pptx", "ods", "odp"),
+    "other",  # a file whose content is not read (an unsupported format): indexed by its name only
+)
+
+#: Kinds whose text is laid out in lines (a spreadsheet's rows, a slide's text paragraphs):
+#: each line is cut into sentences on its own, a paragraph (a sheet, a slide) is a passage,
+#: and a short line without closing punctuation is content, not a heading.
+LINE_KINDS = frozenset({"xlsx", "pptx", "ods", "odp"})
+
+#: How the reason of a file that was skipped (its format is not read; its name is indexed)
+#: begins in the catalog, so status and the sources dialog tell it from a failure.
+SKIPPED_PREFIX = "skipped: "
+
+# Keys that every e-mail Document carries in ``fields`` (empty string when the header is absent).
+EMAIL_FIELDS = (
+    "from",
+    "to",
+    "cc",
+    "date",
+    "subject",
+    "message_id",
+    "in_reply_to",
+    "references",
+    "thread",
+    "mailbox",
+)
+
+
+@dataclass
+class Document:
+    """One searchable unit: a file, an e-mail message, or an attachment of a message.
+
+    ``key`` is unique across a collection: the absolute file path for a file;
+    ``"PATH#<message-id>"`` (or ``"PATH#<index>"`` when the message has no usable id) for a
+    message inside an mbox file or Maildir folder; ``"PARENTKEY/attachment/<n>:<filename>"``
+    for an attachment. ``path`` is the file on disk that holds the unit.
+
+    ``fields`` for files: ``date`` (modification time, ISO 8601 UTC) and ``title`` when the
+    format records one; ``encoding`` and ``note`` when plain text had to be decoded with a
+    fallback codec. For e-mail: every name in ``EMAIL_FIELDS`` (``date`` in ISO 8601 UTC;
+    ids without angle brackets; ``references`` space-separated).
+    """
+
+    key: str
+    path: str
+    kind: str
+    title: str
+    text: str
+    fields: dict[str, str] = field(default_factory=dict)
+    parent_key: str | None = None
+
+
+class ExtractionError(Exception):
+    """A unit that could not be extracted; carries the file (or message key) and why.
+
+    Raised (or yielded, by the iterators that must keep going) instead of letting library
+    exceptions escape, so the indexer can record a readable problem and move on.
+    """
+
+    def __init__(self, path: str | object, reason: str) -> None:
+        super().__init__(str(path), reason)
+        self.path = str(path)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+class UnsupportedFormat(ExtractionError):
+    """A file in a format sparcdesk does not read (a legacy Office file, unknown binary data):
+    not a failure. The indexer records it as skipped, with the reason, and indexes its name."""

@@ -1,0 +1,520 @@
+"""E-mail: ``.eml`` files, mbox files and Maildir folders, as Documents.
+
+A message is indexed by its own words only: quoted replies and signatures are removed so
+that a thread of twenty replies does not index the first message twenty times (the
+quoted copies are in the store already). Forwarded content is the exception: it usually
+came from outside the mailbox, so it is kept (minus its header lines) -- Enron's Lotus
+Notes "Forwarded by" blocks and Outlook "FW:" messages are often nothing but that.
+
+Headers are decoded (RFC 2047) into ``Document.fields``; ``thread`` groups a conversation
+under the first Message-ID of References. Attachments in a supported format become
+Documents of their own pointing at the message. In an mbox file or Maildir folder a bad
+message is yielded as an ExtractionError and the rest of the store goes on.
+"""
+
+from __future__ import annotations
+
+import mailbox as mailbox_mod
+import os
+import re
+from collections.abc import Iterator
+from datetime import timezone
+from email import policy
+from email.header import decode_header, make_header
+from email.message import EmailMessage, Message
+from email.parser import BytesParser
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+
+from engine.ingest.documents import Document, ExtractionError
+from engine.ingest.extract import (
+    MAX_FILE_BYTES,
+    extract_bytes,
+    html_to_text,
+    kind_for_name,
+    read_file,
+    tidy,
+    too_large,
+)
+from engine.ingest.walk import is_maildir
+
+# Attached messages inside attached messages are followed this deep.
+MAX_NESTING = 3
+# The reply-parser library's regexes are slow on huge bodies; past this we cut by markers only.
+MAX_LIBRARY_CHARS = 100_000
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+# The start of a quoted earlier message in a reply.
+_REPLY = re.compile(
+    "|".join(
+        [
+            r"^[ \t>]*-{2,}[ \t]*(?:Original|Reply) Message[ \t]*-{2,}[ \t]*$",
+            r"^[ \t>]*_{10,}[ \t]*\n[ \t>]*From:",
+            r"^[ \t>]*On\b[^\n]{0,300}?(?:\n[^\n]{0,300}?)?\bwrote:[ \t]*$",
+            r"^[ \t>]*From:[^\n]*\n[ \t>]*(?:Sent|Date):",
+            # Lotus Notes (Enron): "Name" / "04/10/2001 01:31 PM" / "To: ..."
+            r"^[^\n]{1,120}\n[ \t]*\d{1,2}/\d{1,2}/\d{2,4}[ \t]+\d{1,2}:\d{2}(?::\d{2})?[ \t]*[AP]M[ \t]*\n[ \t]*To:",
+            # Lotus Notes: '"Name" <a@b> on 01/18/2001 12:47:37 PM' / "To: ..."
+            r"^[^\n]{1,200}[ \t]on[ \t]+\d{1,2}/\d{1,2}/\d{2,4}[ \t]+\d{1,2}:\d{2}(?::\d{2})?[ \t]*[AP]M[ \t]*\n[ \t]*To:",
+        ]
+    ),
+    re.M | re.I,
+)
+# The start of forwarded content.
+_FORWARD = re.compile(
+    r"^[ \t>]*(?:-{3,}[ \t]*Forwarded by[^\n]*?(?:\n[^\n]*?)??-{3,}"
+    r"|-{3,}[ \t]*Forwarded message[ \t]*-{3,}"
+    r"|Begin forwarded message:)[ \t]*$",
+    re.M | re.I,
+)
+_WROTE = re.compile(r"^[ \t>]*On\b[^\n]{0,300}?(?:\n[^\n]{0,300}?)?\bwrote:[ \t]*$", re.I)
+_HEADER_LINE = re.compile(r"^[ \t>*]*(?:From|Sent|To|Cc|Bcc|Date|Subject|Reply-To)[ \t*]*:", re.I)
+_SUBJECT_LINE = re.compile(r"^[ \t>*]*Subject[ \t*]*:", re.I)
+_QUOTE_LINE = re.compile(r"^[ \t]*>")
+_WORD = re.compile(r"\w")
+_SIG_DELIMITER = re.compile(r"^--[ \t]*$", re.M)
+_FORWARD_SUBJECT = re.compile(r"^\s*(?:fw|fwd)\s*:", re.I)
+_MESSAGE_ID = re.compile(r"<([^<>\s]+)>")
+
+
+# --------------------------------------------------------------------------- body cleaning
+
+
+def _unquote(text: str) -> str:
+    """Remove one level of ``>`` quoting from every line."""
+    return "\n".join(re.sub(r"^[ \t]*> ?", "", line) for line in text.split("\n"))
+
+
+def _drop_header_block(text: str) -> str:
+    """Remove the marker line and header lines (From/Sent/To/Subject...) at the top of a quoted message.
+
+    Always removes at least one non-blank line, so repeated calls terminate.
+    """
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    head = "\n".join(lines[i : i + 2])
+    match = _WROTE.match(head)
+    if match:  # 'On <date>, <name> wrote:' is the whole header
+        return "\n".join(lines[i + match.group(0).count("\n") + 1 :])
+    for j in range(i, min(i + 40, len(lines))):
+        if _SUBJECT_LINE.match(lines[j]):
+            k = j + 1
+            while k < len(lines) and lines[k].strip() and _HEADER_LINE.match(lines[k]):
+                k += 1
+            return "\n".join(lines[k:])
+    # No Subject line: drop the marker and the header lines (with continuations) that follow.
+    k = i + 1
+    while k < len(lines) and lines[k].strip():
+        k += 1
+    return "\n".join(lines[k:])
+
+
+def _drop_signature(text: str) -> str:
+    """Remove a signature ('-- ' line) and, via mail-parser-reply, sign-offs and disclaimers."""
+    match = _SIG_DELIMITER.search(text)
+    if match and text[: match.start()].strip():
+        text = text[: match.start()]
+    if not text.strip() or len(text) > MAX_LIBRARY_CHARS:
+        return text
+    try:
+        from mailparser_reply.parser import EmailMessage as ReplyMessage
+
+        parsed = ReplyMessage(text=text, languages=["en"], keep_hyphen_lists=True).read()
+        if not parsed.replies:
+            return text
+        reply = parsed.replies[0]
+        body = reply.content.replace(reply.headers or "", "") if reply.headers else reply.content
+        for disclaimer in reply.disclaimers or []:
+            body = body.replace(disclaimer, "")
+        if reply.signatures and _plausible_signature(reply.signatures):
+            body = body.replace(reply.signatures, "")
+        return body.strip()
+    except Exception:  # the library is a heuristic; never lose the body because of it
+        return text
+
+
+def _plausible_signature(signature: str) -> bool:
+    """The library cuts everything after a line starting 'Thanks,' or 'Best,'; accept that only
+    when that line is a bare sign-off ('Best regards,' not 'Thanks, that works.') and what
+    follows is signature-sized, so a reply's own paragraphs are not thrown away."""
+    lines = [line.strip() for line in signature.strip().split("\n") if line.strip()]
+    return bool(lines) and len(lines) <= 25 and len(lines[0]) <= 30 and lines[0][-1] not in ".?!"
+
+
+def _strip_reply(text: str, keep_quote: bool) -> str:
+    """The new text of a reply: cut at the quoted earlier message, drop ``>`` lines and signature.
+
+    With ``keep_quote`` (a forward), or when there is no new text before the quote, the
+    first quoted message is kept instead of cut -- without its header lines and without
+    its own quoted history.
+    """
+    quoted = ""
+    match = _REPLY.search(text)
+    if match:
+        own, rest = text[: match.start()], text[match.start() :]
+        if keep_quote or not _WORD.search(own):  # no new words ('?', blank): a forward in disguise
+            quoted = _strip_reply(_drop_header_block(_unquote(rest)), keep_quote=False)
+        text = own
+    kept = "\n".join(line for line in text.split("\n") if not _QUOTE_LINE.match(line))
+    if keep_quote or not _WORD.search(kept):
+        kept = _unquote(text)  # forwarded as '>' lines, or nothing but quotes: keep them
+    kept = _drop_signature(kept)
+    return "\n\n".join(p.strip() for p in (kept, quoted) if p.strip())
+
+
+def clean_body(text: str, forwarded: bool = False) -> str:
+    """The text of a message body worth indexing: new text plus forwarded content.
+
+    Removed: quoted replies ('-----Original Message-----', 'On ... wrote:', Outlook and
+    Lotus Notes header blocks, ``>`` lines) and signatures/sign-offs. Kept: forwarded
+    blocks ('Forwarded by', 'Forwarded message', 'Begin forwarded message:'), and with
+    ``forwarded`` (an 'FW:' subject) the first quoted message as well.
+    """
+    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    pieces: list[str] = []
+    markers = list(_FORWARD.finditer(text))
+    pieces.append(_strip_reply(text[: markers[0].start()] if markers else text, keep_quote=forwarded))
+    for n, marker in enumerate(markers):
+        end = markers[n + 1].start() if n + 1 < len(markers) else len(text)
+        part = text[marker.end() : end]
+        pieces.append(_strip_reply(_drop_header_block("marker\n" + part), keep_quote=False))
+    return tidy("\n\n".join(p for p in pieces if p.strip()))
+
+
+# --------------------------------------------------------------------------- headers
+
+
+def _header(msg: Message, name: str) -> str:
+    """A header decoded to one line of text; a header the parser chokes on is decoded by hand."""
+    try:
+        value = msg.get(name)
+        text = "" if value is None else str(value)
+    except Exception:
+        raw = next((v for k, v in msg.raw_items() if k.lower() == name.lower()), "")
+        try:
+            text = str(make_header(decode_header(str(raw))))
+        except Exception:
+            text = str(raw)
+    return " ".join(text.split())
+
+
+def _ids(value: str) -> list[str]:
+    """Message ids without angle brackets; bare tokens when the header has none."""
+    found = _MESSAGE_ID.findall(value)
+    return found if found else value.split()
+
+
+def _iso_date(msg: Message) -> str:
+    try:
+        header = msg.get("Date")
+        dt = getattr(header, "datetime", None)
+        if dt is None and header is not None:
+            dt = parsedate_to_datetime(str(header))
+    except Exception:
+        return ""
+    if dt is None:
+        return ""
+    if dt.tzinfo is None:  # '-0000' means UTC with no known local zone
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).isoformat()
+
+
+def message_fields(msg: Message, mailbox: str) -> dict[str, str]:
+    """The ``EMAIL_FIELDS`` of a message (empty strings for absent headers)."""
+    message_ids = _ids(_header(msg, "Message-ID"))
+    in_reply_to = _ids(_header(msg, "In-Reply-To"))
+    references = _ids(_header(msg, "References"))
+    message_id = message_ids[0] if message_ids else ""
+    thread = (references or in_reply_to or [message_id])[0]
+    return {
+        "from": _header(msg, "From"),
+        "to": _header(msg, "To"),
+        "cc": _header(msg, "Cc"),
+        "date": _iso_date(msg),
+        "subject": _header(msg, "Subject"),
+        "message_id": message_id,
+        "in_reply_to": in_reply_to[0] if in_reply_to else "",
+        "references": " ".join(references),
+        "thread": thread,
+        "mailbox": mailbox,
+    }
+
+
+# --------------------------------------------------------------------------- body and attachments
+
+
+def _part_text(part: Message) -> str:
+    """A text part's content as str, surviving unknown or lying charsets."""
+    try:
+        content = part.get_content()  # type: ignore[attr-defined]
+        if isinstance(content, str):
+            return content
+    except Exception:
+        pass
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return ""
+    try:
+        return payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return payload.decode("cp1252", errors="replace")
+
+
+def _attachment_parts(msg: EmailMessage, body: Message | None) -> list[Message]:
+    """Leaf parts that are not the body: files, attached messages, inline non-text parts."""
+    found: list[Message] = []
+
+    def visit(part: Message, top: bool) -> None:
+        if part is body:
+            return
+        ctype = part.get_content_type()
+        if ctype == "message/rfc822" and not top:
+            found.append(part)
+            return
+        if part.is_multipart():
+            for sub in part.get_payload():  # type: ignore[union-attr]
+                if isinstance(sub, Message):
+                    visit(sub, False)
+            return
+        if (
+            part.get_filename()
+            or part.get_content_disposition() == "attachment"
+            or part.get_content_maintype() != "text"
+        ):
+            found.append(part)
+
+    visit(msg, True)
+    return found
+
+
+def _attachment_docs(
+    part: Message, n: int, *, key: str, path: str, date: str, depth: int, max_bytes: int
+) -> Iterator[Document | ExtractionError]:
+    ctype = part.get_content_type()
+    filename = _safe_filename(part)
+    if ctype == "message/rfc822":
+        inner = part.get_payload()
+        inner_msg = inner[0] if isinstance(inner, list) and inner else inner
+        if not isinstance(inner_msg, Message):
+            return
+        sub_key = f"{key}/attachment/{n}:{filename or 'message.eml'}"
+        if depth >= MAX_NESTING:
+            yield ExtractionError(sub_key, f"message nested more than {MAX_NESTING} deep: not read")
+            return
+        yield from _message_docs(
+            inner_msg,
+            key=sub_key,
+            path=path,
+            mailbox="",
+            parent_key=key,
+            depth=depth + 1,
+            max_bytes=max_bytes,
+        )
+        return
+    if kind_for_name(filename, ctype) is None:
+        return  # images, archives, unknown binaries: not documents
+    sub_key = f"{key}/attachment/{n}:{filename or ctype}"
+    try:
+        data = part.get_payload(decode=True)
+        if not isinstance(data, bytes):
+            data = b""
+        docs = extract_bytes(
+            data,
+            filename,
+            key=sub_key,
+            path=path,
+            parent_key=key,
+            content_type=ctype,
+            fields={"date": date, "filename": filename},
+            max_bytes=max_bytes,
+        )
+    except ExtractionError as exc:
+        yield exc
+        return
+    except Exception as exc:
+        yield ExtractionError(sub_key, f"attachment failed: {type(exc).__name__}: {exc}")
+        return
+    yield from docs
+
+
+def _safe_filename(part: Message) -> str:
+    try:
+        name = part.get_filename() or ""
+    except Exception:
+        name = ""
+    return " ".join(name.replace("/", "_").replace("\\", "_").split())
+
+
+def _message_docs(
+    msg: Message,
+    *,
+    key: str,
+    path: str,
+    mailbox: str,
+    parent_key: str | None = None,
+    depth: int = 0,
+    max_bytes: int = MAX_FILE_BYTES,
+) -> Iterator[Document | ExtractionError]:
+    """The message's Document, then its attachments' Documents (or their errors)."""
+    try:
+        if not msg.keys():
+            raise ValueError("no header fields")
+        fields = message_fields(msg, mailbox)
+        body = msg.get_body(preferencelist=("plain", "html")) if isinstance(msg, EmailMessage) else None
+        text = ""
+        if body is not None:
+            raw = _part_text(body)
+            if body.get_content_subtype() == "html":
+                raw, _ = html_to_text(raw, drop_quotes=True)
+            text = clean_body(raw, forwarded=bool(_FORWARD_SUBJECT.match(fields["subject"])))
+        parts = _attachment_parts(msg, body) if isinstance(msg, EmailMessage) else []
+    except Exception as exc:
+        yield ExtractionError(key, f"malformed message: {exc}")
+        return
+    yield Document(
+        key=key,
+        path=path,
+        kind="email",
+        title=fields["subject"] or "(no subject)",
+        text=text,
+        fields=fields,
+        parent_key=parent_key,
+    )
+    for n, part in enumerate(parts, start=1):
+        yield from _attachment_docs(
+            part, n, key=key, path=path, date=fields["date"], depth=depth, max_bytes=max_bytes
+        )
+
+
+def _parse(data: bytes) -> EmailMessage:
+    return BytesParser(policy=policy.default).parsebytes(data)  # type: ignore[return-value]
+
+
+def parse_message(
+    data: bytes,
+    *,
+    key: str,
+    path: str,
+    mailbox: str,
+    parent_key: str | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+) -> Iterator[Document | ExtractionError]:
+    """Documents of one RFC 822 message (the message first, then attachments) or errors."""
+    try:
+        msg = _parse(data)
+    except Exception as exc:
+        yield ExtractionError(key, f"malformed message: {exc}")
+        return
+    yield from _message_docs(
+        msg, key=key, path=path, mailbox=mailbox, parent_key=parent_key, max_bytes=max_bytes
+    )
+
+
+# --------------------------------------------------------------------------- stores
+
+
+def _maildir_files(folder: Path) -> list[Path]:
+    """The messages of a Maildir. An entry that is not a file -- a sub-folder, or a link
+    that cannot be resolved (a symbolic link loop) -- is left out, never the whole folder:
+    it is listed, so its error is reported by :func:`iter_mailbox`."""
+    files: list[Path] = []
+    for sub in ("new", "cur"):
+        try:
+            with os.scandir(folder / sub) as it:
+                for e in it:
+                    if e.name.startswith("."):
+                        continue
+                    try:
+                        if e.is_dir():
+                            continue
+                    except OSError:
+                        pass  # a link loop: read_file reports it
+                    files.append(Path(e.path))
+        except FileNotFoundError:
+            continue
+    return sorted(files, key=lambda p: p.name)
+
+
+def _store_key(store: str, data_msg: Message, fallback: str, seen: set[str]) -> str:
+    ids = _ids(_header(data_msg, "Message-ID"))
+    key = f"{store}#{ids[0]}" if ids else f"{store}#{fallback}"
+    if key in seen:  # the same message stored twice: keys must stay unique
+        key = f"{store}#{fallback}"
+    seen.add(key)
+    return key
+
+
+def iter_mailbox(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Document | ExtractionError]:
+    """Documents of every message in an mbox file or Maildir folder; a bad message yields an error.
+
+    Keys are ``"PATH#<message-id>"``, or ``"PATH#<n>"`` (mbox, 0-based position) /
+    ``"PATH#<maildir unique name>"`` when a message has no Message-ID or repeats one. The
+    size limit applies to each message, not to the store. A store that cannot be read at
+    all gives a single error.
+    """
+    path = Path(os.path.abspath(path))
+    store = str(path)
+    seen: set[str] = set()
+    if os.path.isdir(path):
+        if not is_maildir(path):
+            yield ExtractionError(path, "not a Maildir folder (no cur/new)")
+            return
+        mailbox = path.name.lstrip(".") or path.name
+        try:
+            files = _maildir_files(path)
+        except OSError as exc:
+            yield ExtractionError(path, f"cannot read Maildir: {exc.strerror or exc}")
+            return
+        for file in files:
+            unique = file.name.split(":", 1)[0]
+            try:
+                data, _ = read_file(file, max_bytes)
+                msg = _parse(data)
+            except ExtractionError as exc:
+                yield exc
+                continue
+            except Exception as exc:
+                yield ExtractionError(file, f"malformed message: {exc}")
+                continue
+            key = _store_key(store, msg, unique, seen)
+            yield from _message_docs(msg, key=key, path=str(file), mailbox=mailbox, max_bytes=max_bytes)
+        return
+
+    try:
+        os.stat(path)
+        box = mailbox_mod.mbox(store, create=False)
+        keys = box.keys()
+    except OSError as exc:
+        yield ExtractionError(path, exc.strerror or str(exc))
+        return
+    except Exception as exc:
+        yield ExtractionError(path, f"cannot read mbox: {exc}")
+        return
+    try:
+        if not keys and path.stat().st_size > 0:
+            yield ExtractionError(path, "no messages found (not an mbox file?)")
+        for index, mkey in enumerate(keys):
+            where = f"{store}#{index}"
+            try:
+                data = box.get_bytes(mkey)
+            except Exception as exc:
+                yield ExtractionError(where, f"cannot read message: {exc}")
+                continue
+            if len(data) > max_bytes:
+                yield ExtractionError(where, too_large(len(data), max_bytes))
+                continue
+            try:
+                msg = _parse(data)
+            except Exception as exc:
+                yield ExtractionError(where, f"malformed message: {exc}")
+                continue
+            if not msg.keys():
+                yield ExtractionError(where, "malformed message: no header fields")
+                continue
+            key = _store_key(store, msg, str(index), seen)
+            yield from _message_docs(msg, key=key, path=store, mailbox=path.name, max_bytes=max_bytes)
+    finally:
+        box.close()

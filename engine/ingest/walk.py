@@ -1,0 +1,364 @@
+"""Find the files and mail stores under a folder that are worth extracting.
+
+A laptop's home folder holds far more junk than documents (VCS metadata, virtual
+environments, build output, media), so the walk prunes those early instead of letting the
+extractors reject them one by one. It never follows a symbolic link into a folder it has
+already entered (a loop yields an error entry and the walk goes on), and it reports
+unreadable folders as error entries rather than stopping.
+
+Every yielded ``Path`` is one extraction unit: a regular file, an mbox file, or a Maildir
+folder (a directory with ``cur``/``new``). ``classify`` tells them apart and is what
+``engine.ingest.extract`` dispatches on, so the walk and the extractors agree.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from engine.ingest.documents import ExtractionError
+
+# Folder names that never hold user documents.
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "_darcs",
+        "CVS",
+        "node_modules",
+        "bower_components",
+        "__pycache__",
+        ".venv",
+        "venv",
+        "site-packages",
+        "build",
+        "dist",
+        ".tox",
+        ".nox",
+        ".eggs",
+        "target",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".gradle",
+        ".idea",
+        ".cache",
+        "Pods",
+        "DerivedData",
+    }
+)
+
+# Extensions of files that are never text documents (checked lower-case).
+BINARY_EXTENSIONS = frozenset(
+    (
+        # images
+        ".png .jpg .jpeg .gif .bmp .tif .tiff .webp .ico .icns .heic .heif .raw .cr2 .nef .psd .xcf"
+        " .svgz .avif"
+        # audio / video
+        " .mp3 .wav .flac .ogg .oga .opus .m4a .aac .wma .mid .midi .mp4 .m4v .mkv .avi .mov .wmv"
+        " .webm .flv .mpg .mpeg .3gp"
+        # archives / disk images / packages
+        " .zip .tar .gz .tgz .bz2 .tbz2 .xz .txz .zst .7z .rar .lz .lzma .z .cab .iso .img .dmg .vhd"
+        " .vmdk .qcow2 .deb .rpm .apk .msi .pkg .snap .jar .war .whl .egg .crx .xpi"
+        # executables and compiled objects
+        " .exe .dll .so .dylib .o .obj .a .lib .ko .bin .elf .com .class .pyc .pyo .pyd .wasm"
+        # fonts
+        " .ttf .otf .woff .woff2 .eot"
+        # data / databases / model weights
+        " .db .sqlite .sqlite3 .mdb .accdb .dbf .parquet .feather .arrow .npy .npz .pkl .pickle"
+        " .h5 .hdf5 .pt .pth .ckpt .onnx .safetensors .tfrecord"
+        # (office formats are not here: those not read, such as .doc, are indexed by name
+        # and listed as skipped; see engine.ingest.extract.UNSUPPORTED_FORMATS)
+        # misc
+        " .swp .swo"
+    )
+    .lower()
+    .split()
+)
+
+MBOX_EXTENSIONS = frozenset({".mbox", ".mbx"})
+
+# A file of glob patterns (one a line) that a folder can hold to keep paths below it out of the index.
+IGNORE_FILE = ".sparcdeskignore"
+
+
+def is_maildir(path: Path) -> bool:
+    """True for a directory laid out as a Maildir (has ``cur`` and ``new`` folders)."""
+    # os.path.isdir, unlike Path.is_dir, says False (not raises) inside an unreadable folder.
+    return os.path.isdir(path / "cur") and os.path.isdir(path / "new")
+
+
+def is_mbox(path: Path) -> bool:
+    """True for an ``.mbox`` file, or a file without extension whose first line starts with ``From ``."""
+    suffix = path.suffix.lower()
+    if suffix in MBOX_EXTENSIONS:
+        return True
+    if suffix or not os.path.isfile(path):  # never open a FIFO: it would block
+        return False
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(5) == b"From "
+    except OSError:
+        return False
+
+
+def classify(path: Path) -> str:
+    """How ``engine.ingest.extract`` must open this unit: ``"maildir"``, ``"dir"`` (any other folder), ``"mbox"`` or ``"file"``."""
+    if os.path.isdir(path):
+        return "maildir" if is_maildir(path) else "dir"
+    return "mbox" if is_mbox(path) else "file"
+
+
+def _excluded(rel: str, name: str, patterns: Iterable[str]) -> bool:
+    """A pattern without ``/`` matches any file or folder name; one with ``/`` matches the path from its base."""
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        if "/" in pattern:
+            if fnmatch.fnmatch(rel, pattern.lstrip("/")):
+                return True
+        elif fnmatch.fnmatch(name, pattern):
+            return True
+    return False
+
+
+def _read_ignore_file(directory: Path) -> tuple[str, ...]:
+    """Patterns of a folder's ignore file: one glob a line, ``#`` comments and blank lines skipped."""
+    try:
+        lines = (directory / IGNORE_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ()
+    return tuple(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+
+
+def _skip_dir_name(name: str) -> bool:
+    return name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info")
+
+
+# Ignore rules in force for a folder: (folder the patterns are relative to, patterns).
+_Rules = tuple[tuple[Path, tuple[str, ...]], ...]
+
+
+def _ignored(path: Path, rules: _Rules) -> bool:
+    return any(_excluded(path.relative_to(base).as_posix(), path.name, pats) for base, pats in rules)
+
+
+def _passes(path: Path, rules: _Rules) -> bool:
+    """Name rules every entry of a folder must pass: not hidden, not matched by a glob in force."""
+    return not path.name.startswith(".") and not _ignored(path, rules)
+
+
+def _enterable(path: Path) -> bool:
+    """A folder (that passed the name rules) the walk descends into or yields as a Maildir."""
+    return not _skip_dir_name(path.name) and not os.path.exists(path / "pyvenv.cfg")
+
+
+def _wanted_file(path: Path) -> bool:
+    return path.suffix.lower() not in BINARY_EXTENSIONS
+
+
+def _local_rules(directory: Path, rules: _Rules) -> _Rules:
+    """``rules`` plus the patterns of ``directory``'s own ignore file, if it has one."""
+    local = _read_ignore_file(directory)
+    return (*rules, (directory, local)) if local else rules
+
+
+class Rules:
+    """The one statement of what a source's walk reaches, for full walks, partial runs and
+    the watcher alike.
+
+    Before this object, the watcher and partial runs re-implemented the walk's rules
+    (``pipeline.allowed``) and disagreed with it: they rejected every dot-named component,
+    so a message landing in a Maildir++ sub-folder (``Maildir/.Sent``) made the whole
+    sub-folder look deleted. Now :meth:`walk` (the whole source, or one folder or unit in
+    it with the ignore rules in force there) and :meth:`allows` share the same predicates.
+    """
+
+    def __init__(self, root: Path | str, exclude: Iterable[str] = ()) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.exclude = tuple(exclude)
+
+    def _base(self) -> _Rules:
+        return ((self.root, self.exclude),)
+
+    def _rules_above(self, path: Path) -> _Rules:
+        """Rules in force for ``path`` as an entry: the user's globs and the ignore files of
+        the folders from the root down to its parent."""
+        rules = self._base()
+        current = self.root
+        for name in path.relative_to(self.root).parts:
+            rules = _local_rules(current, rules)
+            current = current / name
+        return rules
+
+    def allows(self, path: Path | str) -> bool:
+        """Does :meth:`walk` yield ``path`` as a unit or descend into it as a folder?
+
+        Paths inside a unit (a Maildir's ``cur/msg``) are not units: map them with
+        ``engine.indexer.run.unit_for`` first. A path that is gone is judged by its name (so a
+        deleted file or Maildir++ folder can still be dropped from the index). Not checked:
+        that the path was reached a second time through another link.
+        """
+        path = Path(os.path.abspath(path))
+        if path == self.root:
+            return True
+        try:
+            parts = path.relative_to(self.root).parts
+        except ValueError:
+            return False
+        rules = self._base()
+        current = self.root
+        exists = os.path.isdir(current)
+        for i, name in enumerate(parts):
+            last = i == len(parts) - 1
+            if exists and is_maildir(current):
+                # The walk yields a Maildir and its Maildir++ sub-folders, nothing inside.
+                return last and self._maildir_subfolder(current / name, rules)
+            rules = _local_rules(current, rules) if exists else rules
+            current = current / name
+            if not _passes(current, rules):
+                return False
+            try:
+                st = os.stat(current)
+            except OSError:
+                exists = False
+            else:
+                exists = True
+            if not exists:
+                if not last and _skip_dir_name(name):
+                    return False
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if not _enterable(current):
+                    return False
+            elif stat.S_ISREG(st.st_mode):
+                return last and _wanted_file(current)
+            else:
+                return False  # FIFOs, sockets and devices are skipped
+        return True
+
+    @staticmethod
+    def _maildir_subfolder(path: Path, rules: _Rules) -> bool:
+        if not path.name.startswith(".") or _ignored(path, rules):
+            return False
+        return is_maildir(path) or not os.path.lexists(path)
+
+    def walk(self, subtree: Path | str | None = None) -> Iterator[Path | ExtractionError]:
+        """Units under the root, or under ``subtree`` (a folder or unit inside it, walked with
+        the rules in force there; nothing when :meth:`allows` says no). See :func:`walk`."""
+        if subtree is None or Path(os.path.abspath(subtree)) == self.root:
+            yield from _walk_from(self.root, self._base())
+            return
+        sub = Path(os.path.abspath(subtree))
+        if self.allows(sub):
+            yield from _walk_from(sub, self._rules_above(sub))
+
+
+def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[Path | ExtractionError]:
+    """Yield extraction units under ``root`` (files, mbox files, Maildir folders), or error entries.
+
+    Skipped silently: hidden files and folders (except the Maildir++ sub-folders of a
+    Maildir, such as ``.Sent``), the folders in ``SKIP_DIRS`` and virtual environments,
+    files with an extension in ``BINARY_EXTENSIONS``, special files (FIFOs, sockets,
+    devices), paths matching a glob in ``exclude`` (relative to ``root``) or in a folder's
+    ``.sparcdeskignore`` file (relative to that folder), and a file or folder reached a
+    second time through another link. Error entries: a missing root, an unreadable folder,
+    a broken symbolic link, a symbolic link that loops back into a folder being walked.
+    Order is deterministic: depth first, names sorted, the files of a folder before its
+    sub-folders. The same as ``Rules(root, exclude).walk()``.
+    """
+    return Rules(root, exclude).walk()
+
+
+def _walk_from(root: Path, base_rules: _Rules) -> Iterator[Path | ExtractionError]:
+    """The walk below ``root`` with ``base_rules`` in force for its entries."""
+    try:
+        st = root.stat()
+    except OSError as exc:
+        yield ExtractionError(root, exc.strerror or str(exc))
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        if stat.S_ISREG(st.st_mode):
+            yield root
+        else:
+            yield ExtractionError(root, "not a regular file or folder")
+        return
+    if is_maildir(root):
+        yield root
+        yield from _maildir_subfolders(root, base_rules)
+        return
+
+    seen_files: set[tuple[int, int]] = set()
+    entered: set[tuple[int, int]] = {(st.st_dev, st.st_ino)}
+    # Each stack item: (folder, identities of the folders on the way down to it, ignore rules).
+    stack: list[tuple[Path, tuple[tuple[int, int], ...], _Rules]] = [
+        (root, ((st.st_dev, st.st_ino),), base_rules)
+    ]
+    while stack:
+        directory, ancestors, rules = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            yield ExtractionError(directory, f"cannot read folder: {exc.strerror or exc}")
+            continue
+        if any(e.name == IGNORE_FILE for e in entries):
+            rules = _local_rules(directory, rules)
+        subdirs: list[tuple[Path, tuple[tuple[int, int], ...], _Rules]] = []
+        for entry in entries:
+            path = Path(entry.path)
+            if not _passes(path, rules):
+                continue
+            try:
+                is_link = entry.is_symlink()
+                st = entry.stat(follow_symlinks=True)
+            except OSError as exc:
+                if entry.is_symlink():
+                    reason = "symbolic link loop" if exc.errno == errno.ELOOP else "broken symbolic link"
+                    yield ExtractionError(path, f"{reason} (-> {os.readlink(path)})")
+                else:
+                    yield ExtractionError(path, exc.strerror or str(exc))
+                continue
+            ident = (st.st_dev, st.st_ino)
+            if stat.S_ISDIR(st.st_mode):
+                if not _enterable(path):
+                    continue
+                if ident in ancestors:
+                    target = os.path.realpath(path)
+                    kind = "symbolic link" if is_link else "folder"
+                    yield ExtractionError(path, f"{kind} loop: leads back to {target}, not followed")
+                    continue
+                if ident in entered:
+                    continue  # the same folder reached through another link: walk it once
+                entered.add(ident)
+                if is_maildir(path):
+                    yield path
+                    yield from _maildir_subfolders(path, rules)
+                    continue
+                subdirs.append((path, (*ancestors, ident), rules))
+            elif stat.S_ISREG(st.st_mode):
+                if not _wanted_file(path) or ident in seen_files:
+                    continue
+                seen_files.add(ident)
+                yield path
+            # FIFOs, sockets and devices are not documents: skipped.
+        stack.extend(reversed(subdirs))
+
+
+def _maildir_subfolders(maildir: Path, rules: _Rules) -> Iterator[Path | ExtractionError]:
+    """Maildir++ keeps sub-folders as hidden Maildirs (``.Sent``) inside the top one."""
+    try:
+        with os.scandir(maildir) as it:
+            names = sorted(e.name for e in it if e.name.startswith(".") and e.is_dir())
+    except OSError as exc:
+        yield ExtractionError(maildir, f"cannot read folder: {exc.strerror or exc}")
+        return
+    for name in names:
+        path = maildir / name
+        if not _ignored(path, rules) and is_maildir(path):
+            yield path

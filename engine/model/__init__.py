@@ -1,0 +1,1 @@
+"""The model: bundles, encoder input features, ONNX encoding, adaptation, vocabulary."""

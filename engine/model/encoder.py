@@ -1,0 +1,134 @@
+"""Sentence encoding on the user's CPU with ONNX Runtime, from a model bundle.
+
+The bundle's ONNX graph maps encoder inputs to each sentence's top-K sparse vector; this
+module batches sentences (sorted by length so padding stays small), runs the session with
+laptop-friendly thread settings, and drops the zero tail of each top-K list. A bundle whose
+config sets ``prune_ratio`` r > 0 also drops every weight below r x the sentence's largest
+(threshold pruning, applied after the graph: its top-K comes out sorted, so this is a cut).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.model.features import build_features, load_tokenizer, question_tokens
+from engine.model.sparse import SparseVector
+
+BUNDLE_NAME = "sparc-tiny"
+
+
+def default_bundle_dir() -> Path:
+    """The shipped bundle, or ``$SPARCDESK_MODEL`` when set."""
+    env = os.environ.get("SPARCDESK_MODEL")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "assets" / BUNDLE_NAME
+
+
+@dataclass(frozen=True)
+class BundleConfig:
+    name: str
+    version: str
+    w: float
+    top_k: int
+    max_length: int
+    pooling: str
+    query_tokens: str
+    vocab_size: int
+    onnx: str
+    # keep weights >= prune_ratio x the sentence's max, then at most top_k (0: top_k only)
+    prune_ratio: float = 0.0
+
+    @classmethod
+    def load(cls, bundle_dir: Path) -> BundleConfig:
+        raw = json.loads((bundle_dir / "config.json").read_text(encoding="utf-8"))
+        optional = {"prune_ratio"}
+        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw or k not in optional})
+
+
+def kept_length(weights: np.ndarray, prune_ratio: float = 0.0) -> int:
+    """How many leading entries of a descending top-K weight row to keep: the positive ones,
+    and with ``prune_ratio`` > 0 only those >= prune_ratio x the row's largest."""
+    if weights.size == 0 or weights[0] <= 0:
+        return 0
+    cut = weights[0] * prune_ratio if prune_ratio > 0 else 0.0
+    keep = weights >= cut if cut > 0 else weights > 0
+    return int(np.count_nonzero(keep))
+
+
+def default_threads() -> int:
+    """Physical cores, at most 4: more threads rarely help a small encoder on a laptop."""
+    try:
+        import psutil
+
+        n = psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    except ImportError:
+        n = os.cpu_count() or 1
+    return max(1, min(4, n))
+
+
+# Small batches: the graph holds a float32 [batch, sentence positions, vocabulary] tensor before
+# max-pooling, so batch 32 peaked at 1.0 GB and ran slower than batch 4 (bench/indexing.py).
+DEFAULT_BATCH = 4
+
+
+class SparseEncoder:
+    """``encode(sentences, contexts) -> list[SparseVector]``; ``question_ids(text)`` for queries."""
+
+    def __init__(
+        self, bundle_dir: Path | str | None = None, threads: int | None = None, onnx_file: str | None = None
+    ):
+        from engine.model.offline import load_onnxruntime
+
+        ort = load_onnxruntime()  # telemetry off: nothing may leave the machine
+        self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
+        if not (self.bundle_dir / "config.json").is_file():
+            raise FileNotFoundError(f"no model bundle at {self.bundle_dir} (config.json missing)")
+        self.config = BundleConfig.load(self.bundle_dir)
+        self.tokenizer = load_tokenizer(str(self.bundle_dir / "tokenizer.json"))
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads or default_threads()
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        model_path = self.bundle_dir / (onnx_file or self.config.onnx)
+        self.session = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
+
+    def question_ids(self, text: str) -> list[int]:
+        return question_tokens(self.tokenizer, text, unique=self.config.query_tokens == "unique")
+
+    def _run(self, sentences: Sequence[str], contexts: Sequence[str]) -> list[SparseVector]:
+        feats = build_features(
+            self.tokenizer, sentences, contexts, self.config.max_length, self.config.pooling
+        )
+        ids, weights = self.session.run(["top_ids", "top_weights"], feats)
+        out = []
+        for row_ids, row_w in zip(ids, weights, strict=True):
+            n = kept_length(row_w, self.config.prune_ratio)
+            out.append(SparseVector(row_ids[:n].astype(np.int32), row_w[:n].astype(np.float32)))
+        return out
+
+    def iter_batches(
+        self, sentences: Sequence[str], contexts: Sequence[str], batch_size: int = DEFAULT_BATCH
+    ) -> Iterator[tuple[list[int], list[SparseVector]]]:
+        """Yields (positions in the input, vectors) batch by batch, longest inputs first."""
+        if len(sentences) != len(contexts):
+            raise ValueError("sentences and contexts differ in length")
+        order = sorted(range(len(sentences)), key=lambda i: -(len(sentences[i]) + len(contexts[i])))
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            yield idx, self._run([sentences[i] for i in idx], [contexts[i] for i in idx])
+
+    def encode(
+        self, sentences: Sequence[str], contexts: Sequence[str], batch_size: int = DEFAULT_BATCH
+    ) -> list[SparseVector]:
+        result: list[SparseVector | None] = [None] * len(sentences)
+        for idx, vecs in self.iter_batches(sentences, contexts, batch_size):
+            for i, v in zip(idx, vecs, strict=True):
+                result[i] = v
+        return result  # type: ignore[return-value]

@@ -1,0 +1,1 @@
+"""Questions in, answers out: query syntax, scoring, fusion, grouping per document."""

@@ -1,0 +1,776 @@
+"""Questions in, answers grouped per document out.
+
+A question becomes a bag of WordPiece ids (no network runs on it, SPARC.md §1) and the
+index returns the exact top-1000 sentences by SPARC score, optionally with each question
+token weighted by its IDF over the indexed sentences (CAI: ``log(N / N_t)``, 1 for a token
+no sentence has) and optionally fused with BM25 (CAI: raw BM25 plus raw SPARC over each system's top-100; a
+sentence missing from one list gets that list's minimum; ``fuse`` also has min-max and
+reciprocal-rank fusion, measured worse).
+
+Sentences are then grouped by document: a document's best sentence is its answer, shown
+inside its passage (with the sentence's offsets there, for bold) and with the document's
+other matching sentences. Filters are constant-score restrictions in the index, so they
+never change a score, only which sentences compete.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from email.utils import parseaddr
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.index.sentences import Filters, SentenceIndex
+from engine.index.sentences import Hit as IndexHit
+from engine.ingest.documents import LINE_KINDS
+from engine.model.encoder import BundleConfig, default_bundle_dir
+from engine.model.features import load_tokenizer, question_tokens
+from engine.search.defaults import DEFAULT_FUSION, FUSIONS
+from engine.search.query import ParsedQuery
+from engine.search.query import parse as parse_query
+
+#: Sentences ranked per question before grouping (SPARC's evaluation depth).
+RANK_DEPTH = 1000
+#: Depth of each list fused by the hybrid (CAI).
+HYBRID_DEPTH = 100
+#: Other matching sentences shown per document.
+MAX_OTHERS = 3
+#: Stored fields are read in chunks of this many hits while grouping.
+LOAD_CHUNK = 64
+
+# Words too common to highlight (and that BM25 drops too).
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+    ]
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+# --------------------------------------------------------------------------- public records
+
+
+@dataclass
+class SearchFilters:
+    """Restrict answers without changing scores. ``folder``: documents under this folder;
+    ``kinds``: any of these kinds (``text``, ``pdf``, ``email`` ...); ``date_from``/``date_to``:
+    inclusive (file modification date, or an e-mail's Date); ``sender``: an address (or a
+    From header, whose address is used); ``mailbox``: a mailbox (mbox file or Maildir) name."""
+
+    folder: str | None = None
+    kinds: list[str] | None = None
+    date_from: _dt.date | None = None
+    date_to: _dt.date | None = None
+    sender: str | None = None
+    mailbox: str | None = None
+
+
+@dataclass
+class Hit:
+    """One sentence; ``start``/``end`` is its span inside ``passage`` (for bold).
+
+    ``highlights``: spans of question words inside ``passage`` (same stem, stopwords
+    left out). ``sentence_id`` identifies the sentence in the live index generation.
+    """
+
+    sentence: str
+    score: float
+    passage: str
+    start: int
+    end: int
+    highlights: list[tuple[int, int]] = field(default_factory=list)
+    sentence_id: int = -1
+    #: When the sentence is one of an e-mail's header lines: which (``from``, ``to``,
+    #: ``cc``, ``subject``), so it is shown as that field; empty for a sentence of the text.
+    field: str = ""
+
+
+@dataclass
+class Answer:
+    """One document that answers: its best sentence and other matching ones.
+
+    ``fields``: what the app shows about the document (for e-mail ``from``, ``to``, ``cc``,
+    ``subject``, ``date``, ``mailbox``, ``message_id``, ``thread``; for an attachment also
+    ``attachment_of``; for files ``path`` and ``modified``). ``doc_start``: the best
+    sentence's character offset in :meth:`engine.api.facade.Engine.document_text`, -1 when the
+    answer is a header line (``best.field``), which is not part of the text.
+    """
+
+    doc_key: str
+    path: str
+    kind: str
+    title: str
+    date: str | None
+    fields: dict[str, str]
+    best: Hit
+    others: list[Hit]
+    doc_start: int
+    #: What ranked the document: its best sentence's score, plus its whole-document BM25
+    #: in the hybrid (answers come in descending order of it).
+    score: float = 0.0
+
+
+class _CatalogLike(Protocol):
+    def message(self, key: str) -> Any: ...
+
+    def get_document(self, key: str) -> Any: ...
+
+
+# --------------------------------------------------------------------------- question side
+
+
+class QueryEncoder:
+    """A question as WordPiece ids, from the bundle's tokenizer only (no ONNX session):
+    cheap enough for the window process, which never encodes sentences."""
+
+    def __init__(self, bundle_dir: Path | None = None) -> None:
+        self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
+        self.config = BundleConfig.load(self.bundle_dir)
+        self.tokenizer = load_tokenizer(str(self.bundle_dir / "tokenizer.json"))
+
+    def question_ids(self, text: str) -> list[int]:
+        return question_tokens(self.tokenizer, text, unique=self.config.query_tokens == "unique")
+
+
+class _Stemmer:
+    _impl: Any = None
+
+    @classmethod
+    def stem(cls, word: str) -> str:
+        if cls._impl is None:
+            try:
+                import Stemmer
+
+                cls._impl = Stemmer.Stemmer("english")
+            except ImportError:  # PyStemmer is a dependency; keep highlighting alive without it
+                cls._impl = False
+        if cls._impl is False:
+            return word
+        return cls._impl.stemWord(word)
+
+
+def question_terms(question: str) -> set[str]:
+    """Stems of the question's words, stopwords left out (what gets highlighted)."""
+    words = (w.lower() for w in _WORD.findall(question))
+    return {_Stemmer.stem(w) for w in words if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+
+
+def highlight_spans(text: str, terms: Iterable[str]) -> list[tuple[int, int]]:
+    """Character spans of the words of ``text`` whose stem is one of ``terms``."""
+    terms = set(terms)
+    if not terms:
+        return []
+    return [(m.start(), m.end()) for m in _WORD.finditer(text) if _Stemmer.stem(m.group().lower()) in terms]
+
+
+def to_index_filters(
+    filters: SearchFilters | None,
+    doc_keys: Sequence[str] | None = None,
+    exclude_keys: Sequence[str] | None = None,
+) -> Filters | None:
+    """The index's filter object for ``filters`` (folders made absolute, sender reduced to its address)."""
+    if filters is None and doc_keys is None and not exclude_keys:
+        return None
+    f = filters or SearchFilters()
+    folder = str(Path(f.folder).expanduser().absolute()) if f.folder else None
+    sender = None
+    if f.sender:
+        _, addr = parseaddr(f.sender)
+        sender = (addr or f.sender).strip().lower()
+    out = Filters(
+        folder=folder,
+        kinds=list(f.kinds) if f.kinds else None,
+        date_from=f.date_from,
+        date_to=f.date_to,
+        sender=sender,
+        mailbox=f.mailbox or None,
+        doc_keys=list(doc_keys) if doc_keys is not None else None,
+        exclude_keys=list(exclude_keys) if exclude_keys else None,
+    )
+    return None if out.is_empty() else out
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+#: The constant of reciprocal-rank fusion (Cormack et al. 2009).
+RRF_K = 60
+
+
+def _normalised(scores: dict[int, float], method: str) -> dict[int, float]:
+    if method == "sum" or not scores:
+        return scores
+    if method == "minmax":
+        lo, hi = min(scores.values()), max(scores.values())
+        span = hi - lo
+        return {sid: (v - lo) / span if span > 0 else 1.0 for sid, v in scores.items()}
+    if method == "rrf":
+        order = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        return {sid: 1.0 / (RRF_K + rank) for rank, (sid, _) in enumerate(order, start=1)}
+    raise ValueError(f"unknown fusion {method!r}; choose one of {', '.join(FUSIONS)}")
+
+
+def fuse(
+    sparc: Sequence[IndexHit], bm25: Sequence[IndexHit], method: str = DEFAULT_FUSION
+) -> list[tuple[int, float]]:
+    """CAI hybrid over the union of both lists; a sentence missing from one list gets that
+    list's minimum. ``sum`` adds raw scores (CAI); ``minmax`` first maps each list onto
+    [0, 1] by its own minimum and maximum, so neither system's scale decides; ``rrf`` adds
+    reciprocal ranks. Ranked by fused score, then sentence id."""
+    if not sparc and not bm25:
+        return []
+    a = _normalised({h.sentence_id: h.score for h in sparc}, method)
+    b = _normalised({h.sentence_id: h.score for h in bm25}, method)
+    a_min = min(a.values()) if a else 0.0
+    b_min = min(b.values()) if b else 0.0
+    fused = {sid: a.get(sid, a_min) + b.get(sid, b_min) for sid in a.keys() | b.keys()}
+    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _passage_offsets(fields: dict[str, Any], text_of: Any = None) -> tuple[int, int]:
+    """The sentence's span inside its stored passage.
+
+    Uses ``passage_start`` when the index stores it; else locates the sentence text in the
+    passage (the first occurrence, or with the document text the one whose passage really
+    starts at ``start - offset`` when the sentence repeats inside its passage).
+    """
+    passage: str = fields.get("passage") or ""
+    sentence: str = fields.get("text") or ""
+    if "passage_start" in fields and fields["passage_start"] is not None:
+        s = int(fields["start"]) - int(fields["passage_start"])
+        return s, s + len(sentence)
+    first = passage.find(sentence)
+    if first < 0:
+        return 0, 0
+    if passage.find(sentence, first + 1) >= 0 and text_of is not None:
+        doc_text = text_of(fields.get("doc_key", ""))
+        start = int(fields.get("start", 0))
+        if doc_text:
+            pos = first
+            while pos >= 0:
+                if doc_text[start - pos : start - pos + len(passage)] == passage:
+                    return pos, pos + len(sentence)
+                pos = passage.find(sentence, pos + 1)
+    return first, first + len(sentence)
+
+
+def make_hit(fields: dict[str, Any], score: float, terms: set[str], text_of: Any = None) -> Hit:
+    start, end = _passage_offsets(fields, text_of)
+    passage = fields.get("passage") or fields.get("text") or ""
+    if end == 0 and not passage.startswith(fields.get("text", "") or "\0"):
+        passage = fields.get("text") or ""
+        start, end = 0, len(passage)
+    return Hit(
+        sentence=fields.get("text") or "",
+        score=float(score),
+        passage=passage,
+        start=start,
+        end=end,
+        highlights=highlight_spans(passage, terms),
+        sentence_id=int(fields.get("sentence_id", -1)),
+        field=str(fields.get("field") or ""),
+    )
+
+
+def _iso(epoch: Any) -> str | None:
+    if epoch is None:
+        return None
+    try:
+        return _dt.datetime.fromtimestamp(int(epoch), tz=_dt.timezone.utc).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def document_fields(meta: dict[str, Any], catalog: _CatalogLike | None) -> dict[str, str]:
+    """Display fields of a document from its stored sentence fields and the catalog."""
+    out: dict[str, str] = {}
+    kind = meta.get("kind", "")
+    key = meta.get("doc_key", "")
+    date = _iso(meta.get("date"))
+    if kind == "email" or meta.get("sender") or meta.get("subject"):
+        msg = catalog.message(key) if catalog is not None and kind == "email" else None
+        if msg is not None:
+            out.update(
+                {
+                    "from": msg.from_addr,
+                    "to": ", ".join(msg.to_addrs),
+                    "cc": ", ".join(msg.cc_addrs),
+                    "subject": msg.subject,
+                    "mailbox": msg.mailbox,
+                    "message_id": msg.message_id,
+                    "thread": msg.thread,
+                }
+            )
+        else:
+            out.update(
+                {
+                    "from": meta.get("sender", ""),
+                    "to": ", ".join(meta.get("recipients") or []),
+                    "subject": meta.get("subject", ""),
+                    "mailbox": meta.get("mailbox", ""),
+                }
+            )
+        if date:
+            out["date"] = date
+        if kind != "email" and catalog is not None:
+            row = catalog.get_document(key)
+            if row is not None and row.parent_key:
+                out["attachment_of"] = row.parent_key
+    if kind != "email":
+        out["path"] = meta.get("path", "")
+        if date:
+            out["modified"] = date
+    return {k: v for k, v in out.items() if v}
+
+
+# --------------------------------------------------------------------------- the search
+
+
+#: How many documents the document-level BM25 contributes per question.
+DOC_DEPTH = 100
+#: Weight of the document's BM25 (its text and header lines) against its best sentence's
+#: fused score in the hybrid's document ranking (chosen on docs/product.md's benchmark).
+DOC_WEIGHT = 2.0
+#: The no-answer decision (calibrated in docs/product.md on answerable and unanswerable
+#: questions): a question is answered when the best sentence's SPARC score (question tokens
+#: weighted by IDF) reaches ``ANSWER_MATCH`` of the highest score its ``ANSWER_TOKENS``
+#: weightiest tokens could get,
+#: and the first document holds at least ``ANSWER_COVERAGE`` of the question's content
+#: words (IDF-weighted). The first says a sentence means what the question asks (SPARC's
+#: expansions count), the second that the document is about what it names.
+ANSWER_MATCH = 0.33
+ANSWER_COVERAGE = 0.4
+#: The highest score is that of the question's this many weightiest tokens, so a long
+#: description is not held to a sentence matching all of its words.
+ANSWER_TOKENS = 8
+
+#: Words that say what kind of answer a question wants rather than what it is about ("What
+#: is the e-mail address of ...", "Who sent the message ...", "Find the value ..."): a
+#: document need not contain them to answer, so the no-answer decision leaves them out.
+QUESTION_FRAME = frozenset(
+    {
+        "email", "e", "mail", "address", "addresses", "message", "messages", "sent", "send", "sender",
+        "wrote", "write", "written", "name", "named", "called", "date", "day", "year", "time", "say",
+        "said", "tell", "told", "mention", "mentioned", "find", "know", "many", "much", "number",
+        "please", "give", "show", "list", "q",
+    }
+)
+
+_SENTENCE_END = re.compile(r"[.!?;:…)\]\"'»”’]\s*$")
+
+
+_NOT_CONTENT = STOPWORDS | QUESTION_FRAME
+
+
+def _words_outside(text: str, words: frozenset[str]) -> str:
+    return " ".join(w for w in _WORD.findall(text) if w.lower() not in words)
+
+
+def _without_stopwords(text: str) -> str:
+    return _words_outside(text, STOPWORDS)
+
+
+def content_words(question: str) -> str:
+    """The words of a question that say what it is about (stopwords and ``QUESTION_FRAME`` out)."""
+    return _words_outside(question, _NOT_CONTENT)
+
+
+def is_heading(text: str, lines: bool = False) -> bool:
+    """A heading, title or a line without words ("?", "***", "Cycling trip to the Alps"):
+    context for the sentences under it, not an answer while a sentence answers.
+
+    A line with fewer than two words, or a short one (up to 12 words) with no closing
+    punctuation, is one; with ``lines`` (a spreadsheet row, a slide's bullet, which are
+    seldom punctuated) only the first."""
+    words = _WORD.findall(text)
+    if sum(1 for w in words if any(c.isalpha() for c in w)) < 2:
+        return True
+    return not lines and len(words) <= 12 and not _SENTENCE_END.search(text)
+
+
+class Answers(list):
+    """The answers to one question, best document first, and whether they answer it.
+
+    ``answered`` is the engine's decision for the question as a whole: False when nothing
+    indexed answers it, in which case the list holds the closest matches, marked as such
+    by the app and the CLI. It rests on ``match`` (the best sentence's IDF-weighted SPARC
+    score over the highest the question could reach, 0..1) and ``coverage`` (the
+    IDF-weighted share of the question's content words the first document holds, 0..1)."""
+
+    answered: bool
+    coverage: float
+    match: float
+
+    def __init__(
+        self, items: Iterable[Answer] = (), answered: bool = False, coverage: float = 0.0, match: float = 0.0
+    ) -> None:
+        super().__init__(items)
+        self.answered = answered
+        self.coverage = coverage
+        self.match = match
+
+
+def is_heading_record(meta: dict[str, Any]) -> bool:
+    """Whether a stored sentence is a heading (a header line of an e-mail is a field, not
+    one; a file's name line is one: it answers only when nothing in the file does)."""
+    field_name = meta.get("field")
+    if field_name:  # a message's Subject is its title; the name line a file's
+        return field_name in ("name", "subject")
+    return is_heading(meta.get("text") or "", lines=meta.get("kind") in LINE_KINDS)
+
+
+#: Questions whose answer is a header line of a message, and that line's field.
+_FIELD_QUESTIONS = (
+    (re.compile(r"\bwho\s+(?:sent|wrote|e-?mailed|forwarded)\b|\bfrom\s+whom\b|\bsender\b", re.I), "from"),
+    (re.compile(r"\bto\s+whom\b|\bwho\s+(?:received|got|was\s+it\s+sent\s+to)\b|\brecipients?\b", re.I), "to"),
+)
+
+
+def wanted_field(question: str) -> str:
+    """The header field a question asks for ("Who sent ...?" -> ``from``), or ""."""
+    return next((name for pattern, name in _FIELD_QUESTIONS if pattern.search(question)), "")
+
+
+def _pick(items: list[tuple[float, dict[str, Any]]], field: str = "") -> list[tuple[float, dict[str, Any]]]:
+    """A document's matching sentences in answer order: the header line the question asks
+    for (``field``) first, then by score, but sentences before headings and word-less lines
+    (which only answer when nothing else matches)."""
+    return sorted(
+        items,
+        key=lambda sm: (
+            not field or sm[1].get("field") != field,
+            is_heading_record(sm[1]),
+            -sm[0],
+            sm[1]["sentence_id"],
+        ),
+    )
+
+
+def rank_sentences(
+    index: SentenceIndex,
+    qids: Sequence[int],
+    question: str,
+    idf: bool = False,
+    hybrid: bool = False,
+    fusion: str = DEFAULT_FUSION,
+    filters: Filters | None = None,
+    depth: int = RANK_DEPTH,
+) -> list[tuple[int, float]]:
+    """The sentence ranking ``ask`` groups into documents: ``(sentence_id, score)``, best
+    first. SPARC alone: the top ``depth`` by SPARC score (``idf``: question tokens weighted by
+    their IDF over the index). Hybrid: SPARC's and BM25's top ``HYBRID_DEPTH`` fused
+    (``fuse``), at most 2 x ``HYBRID_DEPTH`` sentences. The evaluation ranks pools with it."""
+    use_idf = True if idf else None
+    if hybrid:
+        sparc = index.search(qids, HYBRID_DEPTH, idf=use_idf, filters=filters) if qids else []
+        return fuse(sparc, index.bm25(question, HYBRID_DEPTH, filters=filters), fusion)
+    if not qids:
+        return []
+    return [(h.sentence_id, h.score) for h in index.search(qids, depth, idf=use_idf, filters=filters)]
+
+
+def ask(
+    index: SentenceIndex,
+    query: QueryEncoder,
+    question: str,
+    top: int = 10,
+    filters: SearchFilters | None = None,
+    idf: bool = False,
+    hybrid: bool = False,
+    catalog: _CatalogLike | None = None,
+    text_of: Any = None,
+    max_others: int = MAX_OTHERS,
+    fusion: str = DEFAULT_FUSION,
+) -> Answers:
+    """Answers to ``question`` from ``index``, best document first.
+
+    Hybrid (the default search): sentences ranked by SPARC and BM25 (fused), documents
+    ranked by their best sentence plus the BM25 of the whole document with its header
+    lines (:mod:`engine.index.docindex`), so evidence spread over a document and the names in
+    an e-mail's headers count; the answer shown is still the document's best sentence.
+    SPARC alone ranks documents by their best sentence.
+
+    ``text_of(doc_key)`` (optional) returns a document's text; it is only needed to place a
+    sentence that occurs twice in its own passage.
+    """
+    if top <= 0 or not question.strip():
+        return Answers()
+    parsed = parse_query(question)
+    filters = _with_box_filters(filters, parsed)
+    f = to_index_filters(filters)
+    if parsed.restricts:
+        f = _restrict(index, parsed, filters, f)
+        if f is None:
+            return Answers()
+    # What ranks: the box's words (a phrase's words among them); with only restrictions
+    # typed, the values they name.
+    question = parsed.text or " ".join(c.text for g in parsed.required for c in g) or question
+    qids = query.question_ids(question)
+    terms = question_terms(question)
+    use_idf = True if idf else None
+    doc_scores: dict[str, float] = {}
+    ranked = rank_sentences(index, qids, question, idf=idf, hybrid=hybrid, fusion=fusion, filters=f)
+    if hybrid:
+        # Question words only (the stopword list is longer than the index analyzer's): a
+        # long question's "how", "would", "about" would otherwise rank whole documents.
+        doc_scores = dict(index.bm25_documents(_without_stopwords(question), DOC_DEPTH, filters=f))
+    if not ranked and not doc_scores:
+        return Answers()
+
+    groups: dict[str, list[tuple[float, dict[str, Any]]]] = {}
+    pos = 0
+    # Hybrid lists are short (<= 200): read them all so "others" come from the fused ranking.
+    while pos < len(ranked) and (hybrid or len(groups) < top):
+        chunk = ranked[pos : pos + LOAD_CHUNK]
+        pos += len(chunk)
+        found = index.get(sid for sid, _ in chunk)
+        for sid, score in chunk:
+            meta = found.get(sid)
+            if meta is None:  # deleted between search and load
+                continue
+            key = meta.get("doc_key", "")
+            if not hybrid and key not in groups and len(groups) >= top:
+                continue
+            groups.setdefault(key, []).append((score, meta))
+
+    if hybrid:
+        doc_rank = _rank_documents(groups, doc_scores, top * 2)
+    else:  # SPARC alone: a document is as good as its best sentence
+        doc_rank = {k: max(sc for sc, _ in groups[k]) for k in list(groups)[:top]}
+    keys = list(doc_rank)
+    # Documents whose matching sentences are missing or are only headings: find their best
+    # sentences with the same search restricted to them (filters do not change scores).
+    need = [k for k in keys if k not in groups or all(is_heading_record(m) for _, m in groups[k])]
+    if not hybrid and max_others > 0:
+        need = keys
+    if need and qids:
+        extra = index.search(
+            qids,
+            top_k=len(need) * (max_others + 1) * 4,
+            idf=use_idf,
+            filters=to_index_filters(filters, doc_keys=need),
+        )
+        have = {m["sentence_id"] for k in need for _, m in groups.get(k, [])}
+        missing = [h for h in extra if h.sentence_id not in have]
+        if missing:
+            loaded = index.get(h.sentence_id for h in missing)
+            for h in missing:
+                meta = loaded.get(h.sentence_id)
+                if meta is not None and meta.get("doc_key") in need:
+                    groups.setdefault(meta["doc_key"], []).append((h.score, meta))
+    answers = Answers()
+    messages: set[str] = set()
+    field = wanted_field(question)
+    for key in keys:
+        if len(answers) >= top:
+            break
+        if not groups.get(key):  # a document with no live sentence is gone
+            continue
+        if field and not any(m.get("field") == field for _, m in groups[key]):
+            # the asked-for header line did not match any question word: fetch it
+            lines = index.get(index.document_sentence_ids(key))
+            groups[key] += [(0.0, m) for m in lines.values() if m.get("field") == field]
+        items = _pick(groups[key], field)
+        score, meta = items[0]
+        fields = document_fields(meta, catalog)
+        message_id = fields.get("message_id") if meta.get("kind") == "email" else None
+        if message_id:  # the same message held by two sources (or twice in one) shows once
+            if message_id in messages:
+                continue
+            messages.add(message_id)
+        best = make_hit(meta, score, terms, text_of)
+        others = [make_hit(m, s, terms, text_of) for s, m in items[1 : 1 + max_others]]
+        answers.append(
+            Answer(
+                doc_key=key,
+                path=meta.get("path", ""),
+                kind=meta.get("kind", ""),
+                title=meta.get("title", "") or Path(meta.get("path", "")).name,
+                date=_iso(meta.get("date")),
+                fields=fields,
+                best=best,
+                others=others,
+                doc_start=-1 if meta.get("field") else int(meta.get("start", 0)),
+                score=float(doc_rank[key]),
+            )
+        )
+    if answers:
+        answers.coverage, n_terms = index.coverage(content_words(question), answers[0].doc_key)
+        if n_terms == 0:  # the document index has no terms for it: the question is only stopwords
+            answers.coverage = 1.0 if answers[0].best.score > 0 else 0.0
+        best = index.search(qids, 1, idf=True, filters=f) if qids else []
+        ceiling = index.max_score(qids, idf=True, tokens=ANSWER_TOKENS) if qids else 0.0
+        answers.match = best[0].score / ceiling if best and ceiling > 0 else 0.0
+        answers.answered = answers.coverage >= ANSWER_COVERAGE and answers.match >= ANSWER_MATCH
+    return answers
+
+
+def _with_box_filters(filters: SearchFilters | None, parsed: ParsedQuery) -> SearchFilters | None:
+    """The filter panel's restrictions with those typed in the box (``dir:``, dates) on top."""
+    if parsed.folder is None and parsed.date_from is None and parsed.date_to is None:
+        return filters
+    base = filters or SearchFilters()
+    return replace(
+        base,
+        folder=parsed.folder or base.folder,
+        date_from=parsed.date_from or base.date_from,
+        date_to=parsed.date_to or base.date_to,
+    )
+
+
+def _restrict(
+    index: SentenceIndex, parsed: ParsedQuery, filters: SearchFilters | None, f: Filters | None
+) -> Filters | None:
+    """The index filter with the box's phrases, exclusions and fields applied as document
+    restrictions; None when no document satisfies them."""
+    required = [[(c.field, c.text) for c in g] for g in parsed.required]
+    excluded = [(c.field, c.text) for c in parsed.excluded]
+    if required:
+        keys = index.matching_documents(required, excluded, f)
+        if keys is None:  # a generation without a document index: restrictions cannot apply
+            return f
+        return to_index_filters(filters, doc_keys=keys) if keys else None
+    out = index.matching_documents([excluded], [], f) if excluded else []
+    return to_index_filters(filters, exclude_keys=out) if out else f
+
+
+def _rank_documents(
+    groups: dict[str, list[tuple[float, dict[str, Any]]]], doc_scores: dict[str, float], depth: int
+) -> dict[str, float]:
+    """Documents by best fused sentence score plus ``DOC_WEIGHT`` times their whole-document
+    BM25; a document missing from one list gets that list's minimum (as ``fuse`` does)."""
+    best = {k: max(s for s, _ in items) for k, items in groups.items()}
+    s_min = min(best.values()) if best else 0.0
+    d_min = min(doc_scores.values()) if doc_scores else 0.0
+    total = {
+        k: best.get(k, s_min) + DOC_WEIGHT * doc_scores.get(k, d_min) for k in best.keys() | doc_scores.keys()
+    }
+    return {k: total[k] for k in sorted(total, key=lambda k: (-total[k], k))[:depth]}
