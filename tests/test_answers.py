@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from test_search import sample_home
 
-import engine.indexer.run as pipeline
+import engine.indexer.prepare as prepare
+import engine.indexer.run as run
 from engine.api.facade import Engine
 from engine.catalog.store import Catalog
 from engine.cli.main import main as cli_main
@@ -157,8 +158,9 @@ def test_an_index_from_before_header_lines_and_whole_documents_is_upgraded(tmp_p
     )
     home = tmp_path / "home"
     with monkeypatch.context() as m:  # the indexer as it was: no header lines, records "1"
-        m.setattr(pipeline, "mail_header_lines", lambda fields: [])
-        m.setattr(pipeline, "RECORDS_VERSION", "1")
+        m.setattr(prepare, "mail_header_lines", lambda fields: [])
+        m.setattr(prepare, "RECORDS_VERSION", "1")
+        m.setattr(run, "RECORDS_VERSION", "1")
         with Engine(home=home, threads=1) as e:
             e.add_source(src)
             e.index()
@@ -177,7 +179,7 @@ def test_an_index_from_before_header_lines_and_whole_documents_is_upgraded(tmp_p
         after = e.ask("What is the email address of Rosalind Okafor?")
         assert after[0].best.field == "from" and "r.okafor@northwind-energy.com" in after[0].best.sentence
     with SentenceIndex.open(index_dir) as ix:
-        assert ix.records_version == pipeline.RECORDS_VERSION
+        assert ix.records_version == prepare.RECORDS_VERSION
         assert ix.num_documents == 2
         assert [k for k, _ in ix.bm25_documents("lighthouse keeper")] == [str(src / "plain.txt")]
         assert ix.document_sentence_ids(str(src / "plain.txt")) == plain_ids  # not re-encoded

@@ -153,7 +153,7 @@ def test_one_failing_path_does_not_drop_the_rest_of_a_watch_batch(
         monkeypatch.setattr(e, "index_changes", failing)
         done = threading.Event()
         changed: list[str] = []
-        w = Watcher(e, on_change=lambda c: (changed.extend(c), done.set()), debounce_s=0.05)
+        w = Watcher(e.layout.home, lambda: [s.path for s in e.sources()], e.index_changes, on_change=lambda c: (changed.extend(c), done.set()), debounce_s=0.05)
         t = threading.Thread(target=w._loop, daemon=True)  # the worker, without an observer
         t.start()
         w.notify([str(a), str(b)])  # one batch, as the observer would hand it over

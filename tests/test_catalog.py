@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.catalog.store import Catalog, DocumentRow, MessageRow, content_hash
+from engine.catalog.store import Catalog, DocumentRow, MessageRow
+from engine.ingest.walk import content_hash
 
 
 def _scan(root: Path) -> list[tuple[str, int, int]]:
@@ -52,7 +53,7 @@ def test_change_detection_new_modified_touched_deleted(cat: Catalog, tmp_path: P
     for name, text in [("a.txt", "alpha"), ("b.txt", "beta"), ("sub/c.txt", "gamma")]:
         (root / name).write_text(text)
     src = cat.add_source(str(root))
-    ch = cat.scan_changes(src, _scan(root))
+    ch = cat.scan_changes(src, _scan(root), hasher=content_hash)
     assert len(ch.new) == 3 and not (ch.modified or ch.deleted or ch.unchanged)
     cat.mark_pending(src, _scan(root))
     for path, size, mtime in _scan(root):
@@ -65,7 +66,7 @@ def test_change_detection_new_modified_touched_deleted(cat: Catalog, tmp_path: P
     os.utime(b, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))  # touched only
     (root / "sub/c.txt").unlink()
     (root / "d.txt").write_text("delta")
-    ch = cat.scan_changes(src, _scan(root))
+    ch = cat.scan_changes(src, _scan(root), hasher=content_hash)
     assert ch.new == [str(root / "d.txt")]
     assert ch.modified == [a]
     assert ch.touched == [b]
@@ -77,7 +78,7 @@ def test_change_detection_new_modified_touched_deleted(cat: Catalog, tmp_path: P
 
     # Same size and mtime but the catalog says pending (crash mid-indexing): re-queued.
     cat.mark_pending(src, [x for x in _scan(root) if x[0] == b])
-    assert cat.scan_changes(src, [x for x in _scan(root) if x[0] == b]).modified == [b]
+    assert cat.scan_changes(src, [x for x in _scan(root) if x[0] == b], hasher=content_hash).modified == [b]
 
 
 def test_errors_are_recorded_counted_and_retried(cat: Catalog, tmp_path: Path) -> None:
@@ -92,7 +93,7 @@ def test_errors_are_recorded_counted_and_retried(cat: Catalog, tmp_path: Path) -
     ]
     assert cat.counts()["error"] == 1
     # Unchanged failed files are not retried on every scan...
-    assert cat.scan_changes(src, _scan(tmp_path)).unchanged == [str(f)]
+    assert cat.scan_changes(src, _scan(tmp_path), hasher=content_hash).unchanged == [str(f)]
     # ...but are when they change, or on request.
     assert cat.retry_errors(src) == [str(f)]
     assert cat.file_state(str(f)).status == "pending"  # type: ignore[union-attr]

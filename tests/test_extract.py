@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from engine.ingest.documents import Document, ExtractionError
-from engine.ingest.extract import MAX_FILE_BYTES, extract, extract_bytes, iter_extract, sniff_kind
+from engine.ingest.extract import MAX_FILE_BYTES, extract, iter_extract
+from engine.ingest.formats import sniff_kind
+from engine.ingest.mail import extract_bytes
 from engine.ingest.segment import split_paragraphs
 from engine.ingest.walk import walk
 

@@ -407,15 +407,15 @@ def test_a_file_swapped_for_a_fifo_after_the_scan(tmp_path: Path, monkeypatch: p
     d = tmp_path / "docs"
     write(d / "a.txt", "Lynx hunt snowshoe hares.")
     swapped = write(d / "b.txt", "This file becomes a pipe.")
-    real_scan = pipeline.Indexer._scan
+    real_scan = pipeline.scan
 
-    def scan_then_swap(self, target):
-        out = real_scan(self, target)
+    def scan_then_swap(*args, **kwargs):
+        out = real_scan(*args, **kwargs)
         swapped.unlink()
         os.mkfifo(swapped)
         return out
 
-    monkeypatch.setattr(pipeline.Indexer, "_scan", scan_then_swap)
+    monkeypatch.setattr(pipeline, "scan", scan_then_swap)
     done: list[object] = []
     with Engine(home=tmp_path / "home", threads=1) as e:
         t = threading.Thread(target=lambda: done.append(e.index([d])), daemon=True)

@@ -21,10 +21,11 @@ from engine.api.facade import Engine
 from engine.catalog.store import Catalog
 from engine.cli.main import main as cli_main
 from engine.index.sentences import SentenceIndex
-from engine.indexer import run as pipeline
-from engine.ingest import extract as extract_mod
+from engine.indexer import prepare, run
+from engine.ingest import formats
 from engine.ingest.documents import UnsupportedFormat
 from engine.ingest.extract import extract, iter_extract
+from engine.ingest.segment import passages_of
 
 openpyxl = pytest.importorskip("openpyxl")
 pptx = pytest.importorskip("pptx")
@@ -140,7 +141,7 @@ def test_spreadsheets_and_presentations_are_read(tmp_path: Path) -> None:
     assert d.kind == "odp" and d.text == "Tide gauge\nThe tide gauge at Pier 4 was calibrated in 1931."
 
     # each line is a sentence of its own, a sheet or slide is a passage
-    passages = pipeline.passages_of(x.text, x.kind)
+    passages = passages_of(x.text, x.kind)
     assert [[s.text for s in passage] for passage in passages][1] == [
         "Notes",
         "The quay crane needs new cables.",
@@ -152,7 +153,7 @@ def test_a_huge_sheet_is_cut_with_a_note(tmp_path: Path, monkeypatch: pytest.Mon
     for i in range(50):
         book.active.append([f"row {i}", i, i * 2])
     book.save(tmp_path / "big.xlsx")
-    monkeypatch.setattr(extract_mod, "MAX_TABLE_CELLS", 30)
+    monkeypatch.setattr(formats, "MAX_TABLE_CELLS", 30)
     (doc,) = extract(tmp_path / "big.xlsx")
     assert doc.text.count("\n") < 12 and doc.text.splitlines()[1] == "row 0 | 0 | 0"
     assert "large spreadsheet: only the first 30 cells" in doc.fields["note"]
@@ -287,8 +288,9 @@ def test_an_index_from_before_name_lines_gains_them_without_re_encoding(tmp_path
     )
     home = tmp_path / "home"
     with monkeypatch.context() as m:  # the indexer as it was: records "2", no name lines
-        m.setattr(pipeline, "RECORDS_VERSION", "2")
-        m.setattr(pipeline, "has_name_line", lambda doc: False)
+        for module in (prepare, run):
+            m.setattr(module, "RECORDS_VERSION", "2")
+            m.setattr(module, "has_name_line", lambda doc: False)
         with Engine(home=home, threads=1) as e:
             e.add_source(docs)
             assert e.index().sentences_done == 4
@@ -306,7 +308,7 @@ def test_an_index_from_before_name_lines_gains_them_without_re_encoding(tmp_path
         assert e.ask("name:otters")[0].path == str(docs / "otters.txt")
         assert e.index().sentences_done == 0  # and the next run has nothing to do
     with SentenceIndex.open(index_dir) as ix:
-        assert ix.records_version == pipeline.RECORDS_VERSION
+        assert ix.records_version == prepare.RECORDS_VERSION
         for key, ids in before.items():
             now = ix.document_sentence_ids(str(docs / key))
             assert set(ids) < set(now) and len(now) == len(ids) + 1

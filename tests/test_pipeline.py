@@ -20,10 +20,14 @@ import pytest
 
 from engine.api.facade import Engine, SearchFilters
 from engine.catalog.store import Catalog
+from engine.catalog.texts import TextStore
 from engine.index.docindex import mail_header_lines
 from engine.index.sentences import SentenceIndex
-from engine.indexer.run import Indexer, TextStore, allowed, has_name_line, passages_of, unit_for
+from engine.indexer.prepare import has_name_line
+from engine.indexer.run import Indexer
 from engine.ingest.extract import extract
+from engine.ingest.segment import passages_of
+from engine.ingest.walk import Rules, unit_for
 from engine.model.encoder import default_bundle_dir
 
 # --------------------------------------------------------------------------- helpers
@@ -200,10 +204,10 @@ def test_excludes_and_ignore_files(engine: Engine, tmp_path: Path) -> None:
     engine.index()
     paths = {f.path for f in Catalog(engine.layout.catalog).files()}
     assert paths == {str(keep), str(docs / "private" / "open.txt")}
-    assert allowed(docs, ["drafts"], docs / "private" / "open.txt")
-    assert not allowed(docs, ["drafts"], docs / "drafts" / "new.txt")
-    assert not allowed(docs, [], docs / "private" / "secret2.txt")
-    assert not allowed(docs, [], docs / ".hidden" / "x.txt")
+    assert Rules(docs, ["drafts"]).allows(docs / "private" / "open.txt")
+    assert not Rules(docs, ["drafts"]).allows(docs / "drafts" / "new.txt")
+    assert not Rules(docs, []).allows(docs / "private" / "secret2.txt")
+    assert not Rules(docs, []).allows(docs / ".hidden" / "x.txt")
 
 
 # --------------------------------------------------------------------------- mail

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from test_pipeline import assert_complete, census, write
 
-import engine.indexer.run
-import engine.ingest.extract
+import engine.indexer.produce
+import engine.ingest.formats
 from engine.api.facade import Engine
 from engine.catalog.store import Catalog
 from engine.cli.main import main as cli_main
@@ -50,9 +50,9 @@ def test_bad_files_are_reported_and_the_rest_is_indexed(
     vanishing = write(d / "vanishing.txt", "This file disappears while it is being read.")
     write(d / "crashing.txt", "Something inside the indexer breaks on this file.")
 
-    real_open = engine.ingest.extract.open_regular
-    real_iter = engine.indexer.run.iter_extract
-    real_prepare = engine.indexer.run.prepare
+    real_open = engine.ingest.formats.open_regular
+    real_iter = engine.indexer.produce.iter_extract
+    real_prepare = engine.indexer.produce.prepare
 
     def fake_open(path, *a, **k):  # root reads anything whatever its mode: fake the refusal
         if str(path) == str(unreadable):
@@ -70,10 +70,10 @@ def test_bad_files_are_reported_and_the_rest_is_indexed(
         return real_prepare(doc, mail)
 
     # the fakes live in this process: extract here, not in the worker (test_faults covers it)
-    monkeypatch.setattr(engine.indexer.run, "ISOLATE_EXTRACTION", False)
-    monkeypatch.setattr(engine.ingest.extract, "open_regular", fake_open)
-    monkeypatch.setattr(engine.indexer.run, "iter_extract", deleting_iter)
-    monkeypatch.setattr(engine.indexer.run, "prepare", crashing_prepare)
+    monkeypatch.setattr(engine.indexer.produce, "ISOLATE_EXTRACTION", False)
+    monkeypatch.setattr(engine.ingest.formats, "open_regular", fake_open)
+    monkeypatch.setattr(engine.indexer.produce, "iter_extract", deleting_iter)
+    monkeypatch.setattr(engine.indexer.produce, "prepare", crashing_prepare)
 
     t0 = time.monotonic()
     with Engine(home=tmp_path / "home", threads=1) as e:

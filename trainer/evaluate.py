@@ -16,7 +16,7 @@ occurrence in the sentence ranking) and the metrics, nDCG@10 included, are over 
 
 SPARC ranking (``--scorer``): by default through the app itself (``IndexRetriever``): the
 pool's encoded vectors go into a real ``engine.index.sentences.SentenceIndex`` (temporary folder),
-quantised as the indexer quantises (``engine.indexer.run.fit_quantizer`` on the first batch),
+quantised as the indexer quantises (``engine.index.quantize.fit_quantizer`` on the first batch),
 and every question is ranked by ``engine.search.answers.rank_sentences``, the calls ``ask`` makes
 (``SentenceIndex.search``, and for the hybrid ``SentenceIndex.bm25`` + ``engine.search.answers.fuse``
 over ``HYBRID_DEPTH``). ``--scorer float`` keeps the float scorer (``SparcRetriever``, the
@@ -369,9 +369,9 @@ class PoolIndex:
         path: str | Path | None = None,
         model: dict | None = None,
     ):
-        from engine.index.quantize import Quantizer
+        from engine.index.quantize import Quantizer, fit_quantizer
         from engine.index.sentences import SentenceIndex, SentenceRecord
-        from engine.indexer.run import FLUSH_SENTENCES, fit_quantizer
+        from engine.indexer.run import FLUSH_SENTENCES
         from engine.model.sparse import SparseVector
 
         t0 = time.perf_counter()

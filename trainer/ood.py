@@ -170,9 +170,9 @@ def answer_sentences(sentences: Sequence[PoolSentence], ideal: str) -> tuple[set
 
 
 def _clean_mail(subject: str, body: str) -> str:
-    from engine.ingest.mail import _FORWARD_SUBJECT, clean_body
+    from engine.ingest.mail import FORWARD_SUBJECT, clean_body
 
-    return clean_body(body, forwarded=bool(_FORWARD_SUBJECT.match(subject or "")))
+    return clean_body(body, forwarded=bool(FORWARD_SUBJECT.match(subject or "")))
 
 
 def build_email_pool(data_dir: Path, enron_messages: int = DEFAULT_ENRON, seed: int = SEED) -> Pool:

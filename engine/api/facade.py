@@ -25,24 +25,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from engine.catalog.store import Catalog, Source, now_iso
+from engine.catalog.texts import TextStore
 from engine.home import diskspace, repair, writelock
 from engine.home.paths import Layout
 from engine.index.sentences import IndexFormatError, IndexLockedError, SentenceIndex
-from engine.indexer.run import (
-    Indexer,
-    ModelIdentity,
-    Progress,
-    RunResult,
-    Target,
-    TextStore,
-    model_identity,
-    source_kind,
-    under,
-    unit_for,
-)
+from engine.indexer.progress import Progress, RunResult
+from engine.indexer.run import Indexer
+from engine.indexer.scan import Target
 from engine.ingest.documents import SKIPPED_PREFIX
 from engine.ingest.extract import iter_extract
+from engine.ingest.walk import source_kind, under, unit_for
 from engine.model import store as model_store
+from engine.model.bundle import ModelIdentity, model_identity
 from engine.model.encoder import SparseEncoder, default_bundle_dir
 from engine.search.answers import Answer, Hit, QueryEncoder, SearchFilters
 from engine.search.answers import ask as _ask
@@ -487,7 +481,7 @@ class Engine:
         """The sentences of every indexed document, in document order (what adaptation
         trains on), cut exactly as the indexer cuts them; at most ``limit``, taken evenly
         across documents when there are more."""
-        from engine.indexer.run import passages_of
+        from engine.ingest.segment import passages_of
 
         store = TextStore(self._cat())
         rows = store.db.execute(
@@ -806,7 +800,13 @@ class Engine:
 
         if self._watcher is not None:
             return
-        self._watcher = Watcher(self, on_change=on_change, debounce_s=debounce_s)
+        self._watcher = Watcher(
+            self.layout.home,
+            lambda: [s.path for s in self.sources()],
+            self.index_changes,
+            on_change=on_change,
+            debounce_s=debounce_s,
+        )
         self._watcher.start()
 
     def stop_watch(self) -> None:

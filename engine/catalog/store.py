@@ -18,16 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import errno
-import hashlib
 import json
 import os
 import sqlite3
-import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import sqlite_utils
 
@@ -45,31 +42,6 @@ GENERATION_STATUSES = ("building", "active", "retired")
 def now_iso() -> str:
     """UTC timestamp in ISO 8601, second precision (what every ``*_at`` column holds)."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
-    """``open(path, "rb")`` that never blocks: a FIFO, socket or device (a file swapped for
-    one after the walk) raises OSError instead of waiting for a writer that never comes."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file (FIFO, socket or device)", str(path))
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def content_hash(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
-    """blake2b-160 of a file's bytes, hex: detects edits that keep size and mtime, and
-    touches (mtime changed, bytes not) that need no re-indexing."""
-    h = hashlib.blake2b(digest_size=20)
-    with open_regular(path) as f:
-        while block := f.read(chunk_size):
-            h.update(block)
-    return h.hexdigest()
 
 
 @dataclass
@@ -534,7 +506,7 @@ class Catalog:
         self,
         source_id: int,
         scanned: Iterable[tuple[str, int, int]],
-        hasher: Callable[[str], str] | None = content_hash,
+        hasher: Callable[[str], str] | None = None,
     ) -> Changes:
         """Compare a scan of a source, ``(path, size, mtime_ns)`` per file, with the catalog.
 
@@ -673,6 +645,11 @@ class Catalog:
                     for m in messages
                 ],
             )
+
+    def delete_messages(self, keys: Iterable[str]) -> None:
+        """Drop the e-mail header rows of documents that left their unit (inside the
+        caller's transaction: ``replace_documents`` keeps the messages table)."""
+        self._conn.executemany("DELETE FROM messages WHERE key = ?", [(k,) for k in keys])
 
     @staticmethod
     def _message(r: dict[str, Any]) -> MessageRow:

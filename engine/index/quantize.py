@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from engine.model.sparse import SparseVector, stack_weights
 
 #: Highest quantisation level; levels are 1..MAX_LEVEL, 0 means "absent".
 MAX_LEVEL = 255
@@ -161,3 +163,16 @@ def query_weights(
             keep = m > 0
             return QueryWeights(tokens[keep], (c * m)[keep], 1 << p, scale / (1 << p))
     raise ValueError("question too long for exact IDF-weighted scoring")
+
+
+#: The quantiser is fitted on the first encoded batch; weights above its top level are
+#: clamped, so leave some room for later batches with larger weights.
+QUANT_HEADROOM = 1.25
+
+
+def fit_quantizer(vectors: Sequence[SparseVector]) -> Quantizer:
+    """The quantiser a new index gets from its first encoded batch (the first
+    ``FLUSH_SENTENCES`` sentences of a run): the batch's largest weight x ``QUANT_HEADROOM``
+    maps to the top level. Public so that the evaluation builds its index the same way."""
+    weights = stack_weights(vectors)
+    return Quantizer.fit(weights, headroom=QUANT_HEADROOM) if weights.size else Quantizer(0.05)

@@ -458,7 +458,7 @@ class SentenceIndex:
     @property
     def records_version(self) -> str:
         """What the indexer made of documents when it wrote this index (see
-        ``engine.indexer.run.RECORDS_VERSION``); "1" for indexes from before it was recorded."""
+        ``engine.indexer.prepare.RECORDS_VERSION``); "1" for indexes from before it was recorded."""
         return str(self._meta.get("records", "1"))
 
     def set_records_version(self, version: str) -> None:

@@ -32,72 +32,42 @@ never claims what the index lacks, and the index never keeps a sentence the cata
 find again.
 
 The journal and the document texts (for the preview pane and for "did this document
-change?") live in two tables of the catalog database that this module owns
-(:class:`TextStore`); everything else goes through :class:`engine.catalog.store.Catalog`.
+change?") live in two tables of the catalog database (:class:`engine.catalog.texts.TextStore`).
+
+The stages of a run live beside this module: :mod:`engine.indexer.scan` (what changed),
+:mod:`engine.indexer.produce` (the extraction thread), :mod:`engine.indexer.prepare` (a
+Document as sentences and records), :mod:`engine.indexer.progress` (what a run reports).
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import logging
 import os
 import queue
 import shutil
 import threading
 import time
-import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from email.utils import getaddresses, parseaddr
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from engine.catalog.store import (
-    Catalog,
-    DocumentRow,
-    FileState,
-    Generation,
-    MessageRow,
-    Source,
-    content_hash,
-    now_iso,
-)
+from engine.catalog.store import Catalog, DocumentRow, FileState, Generation, now_iso
+from engine.catalog.texts import TextStore
 from engine.home import diskspace
-from engine.home.paths import Layout, display
-from engine.index.docindex import DocumentText, mail_header_lines
-from engine.index.quantize import Quantizer
-from engine.index.sentences import (
-    META_FILE,
-    IndexFormatError,
-    IndexLockedError,
-    SentenceIndex,
-    SentenceRecord,
-    folder_terms,
-)
-from engine.ingest.documents import LINE_KINDS, SKIPPED_PREFIX, Document, ExtractionError, UnsupportedFormat
-from engine.ingest.extract import MAX_FILE_BYTES, iter_extract, name_only_document
-from engine.ingest.segment import Span, split_passages
-from engine.ingest.walk import IGNORE_FILE, Rules, classify, is_maildir, walk
+from engine.home.paths import Layout
+from engine.index.docindex import DocumentText
+from engine.index.quantize import fit_quantizer
+from engine.index.sentences import META_FILE, SentenceIndex, SentenceRecord
+from engine.indexer.prepare import RECORDS_VERSION, PreparedDoc, document_digest, has_name_line, message_row
+from engine.indexer.produce import drain, produce
+from engine.indexer.progress import Cancelled, Progress, RunResult
+from engine.indexer.scan import Job, Target, scan
+from engine.ingest.documents import SKIPPED_PREFIX, ExtractionError, UnsupportedFormat
+from engine.model.bundle import ModelIdentity
 from engine.model.encoder import DEFAULT_BATCH, SparseEncoder
-from engine.model.sparse import SparseVector, stack_weights
+from engine.model.sparse import SparseVector
 
 log = logging.getLogger(__name__)
-
-__all__ = [
-    "IndexLockedError",
-    "Indexer",
-    "ModelIdentity",
-    "Progress",
-    "Target",
-    "TextStore",
-    "allowed",
-    "fit_quantizer",
-    "model_identity",
-    "unit_for",
-]
 
 #: Commit after this many new sentences ...
 COMMIT_EVERY = 2000
@@ -110,533 +80,16 @@ COMMIT_SECONDS = 20.0
 BATCH_SIZE = DEFAULT_BATCH  # see engine.model.encoder
 #: Sentences collected (across documents and units) before they are encoded and added.
 FLUSH_SENTENCES = 128
-#: The quantiser is fitted on the first encoded batch; weights above its top level are
-#: clamped, so leave some room for later batches with larger weights.
-QUANT_HEADROOM = 1.25
 #: At most this many per-part errors are kept in a file's ``last_error``.
 MAX_REASONS = 5
 
 
-def fit_quantizer(vectors: Sequence[SparseVector]) -> Quantizer:
-    """The quantiser a new index gets from its first encoded batch (the first
-    ``FLUSH_SENTENCES`` sentences of a run): the batch's largest weight x ``QUANT_HEADROOM``
-    maps to the top level. Public so that the evaluation builds its index the same way."""
-    weights = stack_weights(vectors)
-    return Quantizer.fit(weights, headroom=QUANT_HEADROOM) if weights.size else Quantizer(0.05)
-
-
-# --------------------------------------------------------------------------- progress
-
-
-@dataclass
-class Progress:
-    """Where an indexing run stands (``engine.api.facade.Progress`` is this class).
-
-    ``phase``: ``scanning``, ``indexing``, ``paused``, ``committing``, ``done`` or
-    ``cancelled``. ``rate`` is sentences per second since the run started; ``eta_s`` the
-    seconds left, estimated from the bytes of the units still to do (None until known).
-    """
-
-    phase: str
-    files_done: int
-    files_total: int
-    sentences_done: int
-    rate: float
-    eta_s: float | None
-    current: str | None
-
-
-# --------------------------------------------------------------------------- model identity
-
-
-@dataclass(frozen=True)
-class ModelIdentity:
-    """Name and fingerprinted version of a bundle: a different fingerprint needs a new generation."""
-
-    name: str
-    version: str
-    training_steps: int
-
-
-def model_identity(bundle_dir: Path) -> ModelIdentity:
-    """The bundle's name, and its version plus a digest of ``config.json`` and the ONNX file.
-
-    The placeholder bundle and a trained one share a name and version string; the digest
-    tells them apart, so an index built with one is never searched with the other's
-    question weights.
-    """
-    raw = (bundle_dir / "config.json").read_bytes()
-    cfg = json.loads(raw)
-    h = hashlib.blake2b(raw, digest_size=8)
-    onnx = bundle_dir / cfg.get("onnx", "model.onnx")
-    try:
-        with open(onnx, "rb") as f:
-            while block := f.read(1 << 20):
-                h.update(block)
-    except OSError:
-        pass
-    return ModelIdentity(
-        str(cfg.get("name", bundle_dir.name)),
-        f"{cfg.get('version', '0')}+{h.hexdigest()}",
-        int(cfg.get("training_steps", 0) or 0),
-    )
-
-
-# --------------------------------------------------------------------------- units on disk
-
-
-def _is_file(e: os.DirEntry[str]) -> bool:
-    """``e.is_file()``, False for an entry that cannot be resolved (a symbolic link loop)."""
-    try:
-        return e.is_file()
-    except OSError:
-        return False
-
-
-def _maildir_files(folder: Path) -> list[os.DirEntry[str]]:
-    out: list[os.DirEntry[str]] = []
-    for sub in ("cur", "new"):
-        try:
-            with os.scandir(folder / sub) as it:
-                out.extend(e for e in it if not e.name.startswith(".") and _is_file(e))
-        except OSError:
-            continue
-    return out
-
-
-def unit_stat(path: Path) -> tuple[int, int]:
-    """``(size, mtime_ns)`` of a unit; for a Maildir folder, the total size of its messages
-    and the latest mtime of ``cur``, ``new`` and the messages (a folder's own mtime does not
-    change when a message arrives in ``new``)."""
-    if os.path.isdir(path):
-        size = 0
-        mtime = 0
-        for sub in ("cur", "new"):
-            with contextlib.suppress(OSError):
-                mtime = max(mtime, os.stat(path / sub).st_mtime_ns)
-        for e in _maildir_files(path):
-            try:
-                st = e.stat()
-            except OSError:
-                continue
-            size += st.st_size
-            mtime = max(mtime, st.st_mtime_ns)
-        return size, mtime
-    st = os.stat(path)
-    return int(st.st_size), int(st.st_mtime_ns)
-
-
-def unit_hash(path: str | Path) -> str:
-    """Content digest of a unit: the file's bytes (:func:`engine.catalog.store.content_hash`), the
-    listing of a Maildir (names, sizes, mtimes), or size and mtime only for a file over the
-    extraction size limit (it is refused without being read, so it is not read here either)."""
-    p = Path(path)
-    if os.path.isdir(p):
-        h = hashlib.blake2b(digest_size=20)
-        for e in sorted(_maildir_files(p), key=lambda e: e.path):
-            try:
-                st = e.stat()
-            except OSError:
-                continue
-            h.update(f"{e.path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
-        return "maildir:" + h.hexdigest()
-    st = os.stat(p)
-    if st.st_size > MAX_FILE_BYTES:
-        return f"stat:{st.st_size}:{st.st_mtime_ns}"
-    return content_hash(p)
-
-
-def under(path: str, folder: str) -> bool:
-    """True when ``path`` is ``folder`` or lies below it (whole path components)."""
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
-def allowed(root: Path, exclude: Sequence[str], path: Path) -> bool:
-    """Would :func:`engine.ingest.walk.walk` of ``root`` with ``exclude`` reach ``path``? (See
-    :meth:`engine.ingest.walk.Rules.allows`, the one implementation of the walk's rules.)"""
-    return Rules(root, exclude).allows(path)
-
-
-def unit_for(path: Path) -> Path:
-    """What a changed path makes the watcher re-scan: the Maildir folder for a message file
-    (``box/cur/msg``, ``box/new/msg``, ``box/tmp/msg``) or for ``box/cur`` itself, the folder
-    of an edited ``.sparcdeskignore`` (its rules decide what is indexed below), else the path."""
-    path = Path(os.path.abspath(path))
-    parent = path.parent
-    if path.name == IGNORE_FILE:
-        return parent
-    if parent.name in ("cur", "new", "tmp") and is_maildir(parent.parent):
-        return parent.parent
-    if path.name in ("cur", "new", "tmp") and is_maildir(parent):
-        return parent
-    return path
-
-
-# --------------------------------------------------------------------------- text store and journal
-
-
-class TextStore:
-    """Two tables this module keeps in the catalog database.
-
-    ``doc_texts(key, unit, digest, text)``: every document's extracted text (zlib) and a
-    digest of its text and fields, for the preview pane and for deciding whether a document
-    of a changed unit must be re-encoded. ``index_journal(unit, key)``: documents whose
-    sentences may have reached the index without the catalog knowing yet (see the module
-    docstring). Both are written inside the catalog's transactions.
-    """
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        self.db = catalog.db
-        if catalog._has_tables("doc_texts", "index_journal", "idx_doc_texts_unit"):
-            return  # created before (a read only: another process may be writing)
-        self.db["doc_texts"].create(
-            {"key": str, "unit": str, "digest": str, "text": bytes}, pk="key", if_not_exists=True
-        )
-        self.db["index_journal"].create({"unit": str, "key": str}, pk=("unit", "key"), if_not_exists=True)
-        self.db.execute("CREATE INDEX IF NOT EXISTS idx_doc_texts_unit ON doc_texts(unit)")
-
-    def put(self, rows: Iterable[tuple[str, str, str, str]]) -> None:
-        """``(unit, key, digest, text)`` rows into the text table and the journal."""
-        rows = list(rows)
-        if not rows:
-            return
-        ex = self.db.conn.executemany
-        ex(
-            "INSERT OR REPLACE INTO doc_texts (key, unit, digest, text) VALUES (?, ?, ?, ?)",
-            [(k, u, d, zlib.compress(t.encode("utf-8", "surrogatepass"), 6)) for u, k, d, t in rows],
-        )
-        ex("INSERT OR IGNORE INTO index_journal (unit, key) VALUES (?, ?)", [(u, k) for u, k, _, _ in rows])
-
-    def text(self, key: str) -> str | None:
-        row = self.db.execute("SELECT text FROM doc_texts WHERE key = ?", [key]).fetchone()
-        if row is None:
-            return None
-        return zlib.decompress(row[0]).decode("utf-8", "surrogatepass")
-
-    def digests(self, unit: str) -> dict[str, str]:
-        return dict(self.db.execute("SELECT key, digest FROM doc_texts WHERE unit = ?", [unit]).fetchall())
-
-    def journal(self, unit: str) -> set[str]:
-        return {r[0] for r in self.db.execute("SELECT key FROM index_journal WHERE unit = ?", [unit])}
-
-    def journal_units(self) -> set[str]:
-        return {r[0] for r in self.db.execute("SELECT DISTINCT unit FROM index_journal")}
-
-    def clear_journal(self, unit: str) -> None:
-        self.db.execute("DELETE FROM index_journal WHERE unit = ?", [unit])
-
-    def delete_keys(self, keys: Iterable[str]) -> None:
-        self.db.conn.executemany("DELETE FROM doc_texts WHERE key = ?", [(k,) for k in keys])
-
-    def forget_unit(self, unit: str) -> None:
-        self.db.execute("DELETE FROM doc_texts WHERE unit = ?", [unit])
-        self.clear_journal(unit)
-
-
-def _delete_messages(catalog: Catalog, keys: Iterable[str]) -> None:
-    """Drop e-mail header rows of documents that left their unit.
-
-    ``Catalog`` has no call for this (``replace_documents`` keeps the messages table), so it
-    is one statement on the catalog's own table, inside the caller's transaction.
-    """
-    fn = getattr(catalog, "delete_messages", None)
-    keys = list(keys)
-    if not keys:
-        return
-    if fn is not None:
-        fn(keys)
-    else:
-        catalog.db.conn.executemany("DELETE FROM messages WHERE key = ?", [(k,) for k in keys])
-
-
-# --------------------------------------------------------------------------- documents to records
-
-
-def iso_to_epoch(value: str | None) -> int | None:
-    """Seconds since the epoch of an ISO 8601 string (naive = UTC); None if empty or invalid."""
-    if not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp())
-
-
-def sender_address(value: str) -> str:
-    """The e-mail address of a From header, lower-cased (the whole header if none parses)."""
-    name, addr = parseaddr(value or "")
-    return (addr or value or "").strip().lower()
-
-
-def addresses(value: str) -> list[str]:
-    """The addresses of a To/Cc header."""
-    return [a for _, a in getaddresses([value or ""]) if a]
-
-
-#: What a document becomes in the index. A new value re-encodes every document whose
-#: records it changes on the next run (2: e-mail header lines as sentences; 3: a file's
-#: name as a line of its own, see ``records_of``).
-RECORDS_VERSION = "3"
-
-
-def has_name_line(doc: Document) -> bool:
-    """Whether ``doc`` is a file of its own (not an e-mail, not an attachment), whose name is
-    indexed as a line (``field="name"``), so that every file can be found by its name."""
-    return doc.kind != "email" and doc.parent_key is None and bool(doc.path)
-
-
-def records_of(doc: Document) -> str:
-    """The records version in which the records of a document like ``doc`` last changed (at
-    most ``RECORDS_VERSION``). It is part of the document's digest, so a new version
-    re-encodes only the documents whose records it changes."""
-    if doc.kind == "email":
-        return str(min(2, int(RECORDS_VERSION)))  # header lines came with 2
-    return "3" if has_name_line(doc) else ""  # a file's name line came with 3
-
-
-#: A "sentence" longer than this (a 50 MB line without a full stop, a table flattened into
-#: one line) is cut into pieces of about this size, at spaces where there are any: the
-#: encoder reads at most its first ~100 tokens anyway, and one huge sentence would be
-#: stored whole in the index and tokenised whole.
-MAX_SENTENCE_CHARS = 2000
-#: A document that cuts into more sentences than this is not indexed (its name is): no
-#: real document of a desktop comes near it (a 1,500-page book has ~40,000), and a hostile
-#: one (a 672 KB DOCX of 2,000,000 one-word paragraphs) would take hours to encode.
-MAX_SENTENCES = 60_000
-
-
-def _cut_long(span: Span, limit: int = MAX_SENTENCE_CHARS) -> list[Span]:
-    if len(span.text) <= limit:
-        return [span]
-    out: list[Span] = []
-    text, pos = span.text, 0
-    while pos < len(text):
-        end = min(len(text), pos + limit)
-        if end < len(text):
-            cut = text.rfind(" ", pos + limit // 2, end)
-            end = cut if cut > pos else end
-        piece = text[pos:end]
-        stripped = piece.strip()
-        if stripped:
-            lead = len(piece) - len(piece.lstrip())
-            out.append(Span(span.start + pos + lead, span.start + pos + lead + len(stripped), stripped))
-        pos = end
-    return out
-
-
-def passages_of(text: str, kind: str) -> list[list[Span]]:
-    """A document's passages and sentences as the indexer cuts them (lines of spreadsheets
-    and slides are sentences of their own; a very long one is cut, see
-    ``MAX_SENTENCE_CHARS``)."""
-    passages = split_passages(text, lines=kind in LINE_KINDS)
-    if any(len(s.text) > MAX_SENTENCE_CHARS for p in passages for s in p):
-        passages = [[piece for s in p for piece in _cut_long(s)] for p in passages]
-    return passages
-
-
-def document_digest(doc: Document, records: str | None = None) -> str:
-    """Digest of what the index holds of ``doc``; ``records``: as of that records version
-    (default: the current one, ``records_of``)."""
-    h = hashlib.blake2b(digest_size=16)
-    for part in (
-        records_of(doc) if records is None else records,
-        doc.key,
-        doc.kind,
-        doc.title,
-        doc.parent_key or "",
-        json.dumps(doc.fields, sort_keys=True),
-        doc.text,
-    ):
-        h.update(part.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-@dataclass
-class PreparedDoc:
-    """A Document cut into sentences, with each sentence's context and passage."""
-
-    doc: Document
-    digest: str
-    sentences: list[str]
-    contexts: list[str]
-    records: list[SentenceRecord]
-    #: The whole document for the document-level BM25 index (header lines included).
-    whole: DocumentText | None = None
-    #: Stands in for a file whose content could not be read: its name only.
-    name_only: bool = False
-
-
-def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
-    """Sentences of ``doc`` with their context and index records.
-
-    ``mail`` maps message keys of the current unit to their fields, so an attachment
-    carries its message's sender, recipients, subject and mailbox into the index filters.
-    """
-    f = doc.fields
-    origin = f if doc.kind == "email" else mail.get(doc.parent_key or "", {})
-    if doc.kind == "email":
-        mail[doc.key] = f
-    sender = sender_address(origin.get("from", ""))
-    recipients = addresses(origin.get("to", "")) + addresses(origin.get("cc", ""))
-    date = iso_to_epoch(f.get("date") or origin.get("date"))
-    # What every record of the document carries (display and filter fields).
-    common: dict[str, Any] = {
-        "doc_key": doc.key,
-        "title": doc.title,
-        "path": doc.path,
-        "kind": doc.kind,
-        "date": date,
-        "sender": sender,
-        "recipients": recipients,
-        "subject": origin.get("subject", ""),
-        "mailbox": origin.get("mailbox", ""),
-    }
-    sentences: list[str] = []
-    contexts: list[str] = []
-    records: list[SentenceRecord] = []
-    position = 0
-    passages = passages_of(doc.text, doc.kind)
-    n = sum(len(p) for p in passages)
-    if n > MAX_SENTENCES:
-        raise ExtractionError(doc.key, f"too many sentences ({n:,} > {MAX_SENTENCES:,} limit): skipped")
-    for passage in passages:
-        p_start, p_end = passage[0].start, passage[-1].end
-        passage_text = doc.text[p_start:p_end]
-        for i, span in enumerate(passage):
-            sentences.append(span.text)
-            contexts.append(" ".join(s.text for j, s in enumerate(passage) if j != i))
-            rec = SentenceRecord(
-                text=span.text,
-                start=span.start,
-                end=span.end,
-                position=position,
-                passage=passage_text,
-                **common,
-            )
-            records.append(rec)
-            position += 1
-    header = mail_header_lines(f) if doc.kind == "email" else []
-    if has_name_line(doc):
-        # A file is found by its name, also when its content is not read (an unsupported
-        # format, a damaged file: then this line is all it has). Shown as its name, it only
-        # answers when no other sentence of the file matches (engine.search.answers.is_heading_record).
-        header = [("name", display(Path(doc.path).name))]
-    if records or header:
-        # A message's header lines are sentences too, so a question about a person finds
-        # the messages they sent or received and can be answered by the line itself
-        # ("From: Ann Lee <ann.lee@x.org>"). Each is encoded alone: the model pools over the
-        # context's positions too, so the other lines as context would give every line the
-        # names of all the others.
-        for name, line in header:
-            sentences.append(line)
-            contexts.append("")
-            records.append(SentenceRecord(text=line, position=position, passage=line, field=name, **common))
-            position += 1
-    whole = None
-    if records:
-        head = [x for _, x in header] if header and doc.kind == "email" else [doc.title, Path(doc.path).name]
-        whole = DocumentText(
-            doc_key=doc.key,
-            body="\n".join([*head, doc.text]),
-            folders=tuple(folder_terms(doc.path)) if doc.path else (),
-            kind=doc.kind,
-            date=date,
-            sender=sender,
-            mailbox=origin.get("mailbox", ""),
-            from_text=origin.get("from", ""),
-            to_text=" ".join(x for x in (origin.get("to", ""), origin.get("cc", "")) if x),
-            subject=origin.get("subject", ""),
-            name=Path(doc.path).name if doc.path and doc.kind != "email" else "",
-        )
-    return PreparedDoc(doc, document_digest(doc), sentences, contexts, records, whole)
-
-
-def message_row(doc: Document, unit: str) -> MessageRow:
-    f = doc.fields
-    return MessageRow(
-        key=doc.key,
-        file=unit,
-        message_id=f.get("message_id", ""),
-        thread=f.get("thread", ""),
-        from_addr=f.get("from", ""),
-        to_addrs=addresses(f.get("to", "")) or ([f["to"]] if f.get("to") else []),
-        cc_addrs=addresses(f.get("cc", "")) or ([f["cc"]] if f.get("cc") else []),
-        date=iso_to_epoch(f.get("date")),
-        subject=f.get("subject", ""),
-        mailbox=f.get("mailbox", ""),
-    )
-
-
-# --------------------------------------------------------------------------- jobs
-
-
-@dataclass
-class Target:
-    """What a run covers: a whole source (``subtree`` None) or a file or folder inside it."""
-
-    source: Source
-    subtree: Path | None = None
-
-
-@dataclass
-class _Job:
-    """One unit to (re-)index in this run."""
-
-    path: str
-    source_id: int
-    size: int
-    mtime_ns: int
-    prev: FileState | None
-    keep: bool = False  # documents with an unchanged digest may be kept
-    hash: str | None = None
-    old_keys: set[str] = field(default_factory=set)
-    digests: dict[str, str] = field(default_factory=dict)
-    seen: set[str] = field(default_factory=set)
-    docs: list[DocumentRow] = field(default_factory=list)
-    messages: list[MessageRow] = field(default_factory=list)
-    kept_docs: dict[str, int] = field(default_factory=dict)
-    reasons: list[str] = field(default_factory=list)
-    unit_error: str | None = None
-    name_only: bool = False  # its content could not be read: indexed by its name only
-    sentences: int = 0
-    outstanding: int = 0
-    extracted: bool = False
-    started: bool = False
-
-
 @dataclass
 class _Pending:
-    job: _Job
+    job: Job
     record: SentenceRecord
     sentence: str
     context: str
-
-
-@dataclass
-class RunResult:
-    """Counts of one run (for the CLI and tests)."""
-
-    files_total: int = 0
-    files_done: int = 0
-    indexed: int = 0
-    unchanged: int = 0
-    touched: int = 0
-    deleted: int = 0
-    failed: int = 0
-    sentences: int = 0
-    commits: int = 0
-    seconds: float = 0.0
-    cancelled: bool = False
-    changed_paths: list[str] = field(default_factory=list)
-
-
-class Cancelled(Exception):
-    """Raised inside a run when the cancel event is set."""
 
 
 # --------------------------------------------------------------------------- the indexer
@@ -693,7 +146,7 @@ class Indexer:
         self._deletes: list[str] = []
         self._wholes: list[DocumentText] = []
         self._handled: list[tuple[str, str, str, str]] = []
-        self._finished: list[_Job] = []
+        self._finished: list[Job] = []
         self._forget: list[str] = []
         self._dirty = False
         self._since_commit = 0
@@ -809,69 +262,9 @@ class Indexer:
 
     # ---- scanning
 
-    def _scan(self, target: Target) -> tuple[list[_Job], list[str]]:
-        """Jobs for the changed units of one target, and the catalog paths to delete."""
-        src = target.source
-        root = Path(src.path)
-        units: list[tuple[str, int, int]] = []
-        walk_errors: dict[str, str] = {}
-        if target.subtree is None:
-            items: Iterator[Path | ExtractionError] = walk(root, src.exclude)
-            scope = str(root)
-        else:
-            scope = str(target.subtree)
-            items = self._walk_subtree(root, src.exclude, target.subtree)
-        for item in items:
-            if isinstance(item, ExtractionError):
-                walk_errors[item.path] = item.reason
-                continue
-            try:
-                size, mtime = unit_stat(item)
-            except OSError as exc:
-                walk_errors[str(item)] = exc.strerror or str(exc)
-                continue
-            units.append((str(item), size, mtime))
-            if len(units) % 500 == 0:
-                self.result.files_total = len(units)
-                self._report()
-        changes = self.catalog.scan_changes(src.id, units, hasher=unit_hash)
-        known = {f.path: f for f in self.catalog.files(src.id)}
-        gen = self.generation.id if self.generation else None
-        redo = set(self.store.journal_units())
-        todo = set(changes.to_index)
-        for path in changes.unchanged:
-            st = known.get(path)
-            # A failed file is in the index by its name (it has a generation; one failed
-            # before names were indexed is re-read by the upgrade); it follows a new model.
-            indexed = st is not None and (
-                st.status == "ok" or (st.status == "error" and (st.generation is not None or self._upgrading))
-            )
-            if indexed and (st.generation != gen or path in redo or self._upgrading):
-                todo.add(path)
-        stats = {p: (s, m) for p, s, m in units}
-        jobs = []
-        for path in sorted(todo):
-            size, mtime = stats[path]
-            jobs.append(_Job(path, src.id, size, mtime, known.get(path)))
-        self.result.unchanged += len(changes.unchanged) - (len(todo) - len(set(changes.to_index)))
-        self.result.touched += len(changes.touched)
-        deleted = [p for p in changes.deleted if under(p, scope) and p not in walk_errors]
-        for path, reason in walk_errors.items():
-            if under(path, scope):
-                self.catalog.record_error(path, src.id, reason)
-        if jobs:
-            self.catalog.mark_pending(src.id, [(j.path, j.size, j.mtime_ns) for j in jobs])
-        return jobs, deleted
-
-    @staticmethod
-    def _walk_subtree(root: Path, exclude: Sequence[str], subtree: Path) -> Iterator[Path | ExtractionError]:
-        """The units of a file or folder inside a source, by the source's rules (a Maildir
-        comes with its Maildir++ sub-folders, as in a full walk); nothing for a path that is
-        gone (its catalog rows are dropped as deleted) unless it is a broken link."""
-        subtree = Path(os.path.abspath(subtree))
-        if not os.path.exists(subtree) and not os.path.islink(subtree):
-            return
-        yield from Rules(root, exclude).walk(subtree)
+    def _counted(self, n: int) -> None:
+        self.result.files_total = n
+        self._report()
 
     # ---- the run
 
@@ -919,12 +312,22 @@ class Indexer:
         producer: threading.Thread | None = None
         stop = threading.Event()
         try:
-            jobs: list[_Job] = []
+            jobs: list[Job] = []
             deletions: list[str] = []
             seen_paths: set[str] = set()
             for target in targets:
                 self._checkpoint()
-                j, d = self._scan(target)
+                found = scan(
+                    self.catalog,
+                    self.store,
+                    target,
+                    self.generation.id if self.generation else None,
+                    self._upgrading,
+                    self._counted,
+                )
+                self.result.unchanged += found.unchanged
+                self.result.touched += found.touched
+                j, d = found.jobs, found.deleted
                 for job in j:
                     if job.path not in seen_paths:
                         seen_paths.add(job.path)
@@ -936,9 +339,9 @@ class Indexer:
             self._report(force=True)
             for path in dict.fromkeys(deletions):
                 self._delete_unit(path)
-            q: queue.Queue[tuple[str, _Job | None, object]] = queue.Queue(maxsize=64)
+            q: queue.Queue[tuple[str, Job | None, object]] = queue.Queue(maxsize=64)
             producer = threading.Thread(
-                target=_produce, args=(jobs, q, stop), name="sparcdesk-extract", daemon=True
+                target=produce, args=(jobs, q, stop), name="sparcdesk-extract", daemon=True
             )
             producer.start()
             while True:
@@ -970,7 +373,7 @@ class Indexer:
         except Cancelled:
             self.result.cancelled = True
             stop.set()
-            _drain(q if producer is not None else None, producer)
+            drain(q if producer is not None else None, producer)
             # Buffered sentences belong to unfinished units, which the journal makes the
             # next run redo: drop them rather than spend seconds encoding on a cancel.
             self._buffer = []
@@ -979,7 +382,7 @@ class Indexer:
         finally:
             stop.set()
             if producer is not None and producer.is_alive():
-                _drain(q, producer)
+                drain(q, producer)
             self.close()
         self._current = None
         self.result.seconds = time.monotonic() - self._t0
@@ -1010,7 +413,7 @@ class Indexer:
 
     # ---- per unit
 
-    def _start_job(self, job: _Job, file_hash: object) -> None:
+    def _start_job(self, job: Job, file_hash: object) -> None:
         job.started = True
         job.hash = file_hash if isinstance(file_hash, str) else None
         prev_docs = {d.key: d for d in self.catalog.documents(job.path)}
@@ -1025,7 +428,7 @@ class Indexer:
             job.digests = {k: d for k, d in digests.items() if k in prev_docs and k not in journal}
             job.kept_docs = {k: prev_docs[k].n_sentences for k in job.digests}
 
-    def _add_document(self, job: _Job, prepared: PreparedDoc) -> None:
+    def _add_document(self, job: Job, prepared: PreparedDoc) -> None:
         doc = prepared.doc
         if doc.key in job.seen:
             return
@@ -1061,7 +464,7 @@ class Indexer:
         except Exception as exc:  # anything odd in one document must not stop the run
             job.reasons.append(f"{doc.key}: {type(exc).__name__}: {exc}")
 
-    def _add_name_line(self, job: _Job, prepared: PreparedDoc) -> bool:
+    def _add_name_line(self, job: Job, prepared: PreparedDoc) -> bool:
         """While upgrading an index from before file names were lines (records version 2):
         a kept file gains its name line alone, without re-encoding its text. Journalled like
         any re-added document, so a crash before its unit is recorded re-adds it whole."""
@@ -1087,7 +490,7 @@ class Indexer:
         job.outstanding += 1
         return True
 
-    def _part_error(self, job: _Job, err: ExtractionError) -> None:
+    def _part_error(self, job: Job, err: ExtractionError) -> None:
         if err.path == job.path and isinstance(err, UnsupportedFormat):
             # not a failure: listed as skipped, and found by its name (the producer adds it)
             job.reasons.insert(0, f"{SKIPPED_PREFIX}{err.reason}; only its name is searchable")
@@ -1096,7 +499,7 @@ class Indexer:
         else:
             job.reasons.append(f"{err.path}: {err.reason}")
 
-    def _end_job(self, job: _Job) -> None:
+    def _end_job(self, job: Job) -> None:
         job.extracted = True
         if job.unit_error is not None and not job.docs:
             # The whole unit failed: stale sentences of an earlier version must go too.
@@ -1109,7 +512,7 @@ class Indexer:
         if job.outstanding == 0:
             self._finish(job)
 
-    def _finish(self, job: _Job) -> None:
+    def _finish(self, job: Job) -> None:
         self._finished.append(job)
         self.result.files_done += 1
         self._bytes_done += job.size
@@ -1205,18 +608,18 @@ class Indexer:
             except Exception:
                 log.exception("on_commit callback failed")
 
-    def _record_job(self, job: _Job) -> None:
+    def _record_job(self, job: Job) -> None:
         cat = self.catalog
         gen = self.generation.id if self.generation else None
         if job.unit_error is not None and not job.docs:
             old = cat.replace_documents(job.path, [])
-            _delete_messages(cat, old)
+            cat.delete_messages(old)
             self.store.forget_unit(job.path)
             cat.record_error(job.path, job.source_id, job.unit_error, job.size, job.mtime_ns)
             return
         old = cat.replace_documents(job.path, job.docs)
         gone = set(old) - job.seen
-        _delete_messages(cat, gone)
+        cat.delete_messages(gone)
         self.store.delete_keys(gone)
         if job.messages:
             cat.upsert_messages(job.messages)
@@ -1247,134 +650,3 @@ class Indexer:
             )
         )
         self.store.clear_journal(job.path)
-
-
-#: Extract in a worker process under limits (engine.ingest.extract_worker); False: in this
-#: process, as before (tests that replace ``iter_extract`` in this process use it).
-ISOLATE_EXTRACTION = True
-
-
-def _extract_items(path: str, stop: threading.Event) -> Iterator[Document | ExtractionError]:
-    """The documents and errors of one unit: in the worker under limits, or in-process."""
-    if ISOLATE_EXTRACTION:
-        from engine.ingest import extract_worker
-
-        return extract_worker.shared().extract(path, MAX_FILE_BYTES, stop)
-    return iter_extract(Path(path))
-
-
-def _produce(jobs: Sequence[_Job], q: queue.Queue, stop: threading.Event) -> None:
-    """Producer thread: extract and segment units, in order, into ``q``."""
-
-    def put(item: tuple[str, _Job | None, object]) -> bool:
-        while not stop.is_set():
-            try:
-                q.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    try:
-        for job in jobs:
-            if stop.is_set():
-                return
-            try:
-                file_hash: str | None = unit_hash(job.path)
-            except OSError:
-                file_hash = None
-            if not put(("start", job, file_hash)):
-                return
-            mail: dict[str, dict[str, str]] = {}
-            docs = 0
-            failed = False
-            try:
-                with contextlib.closing(_extract_items(job.path, stop)) as items:  # type: ignore[type-var]
-                    for item in items:
-                        if stop.is_set():
-                            return
-                        if isinstance(item, ExtractionError):
-                            msg: tuple[str, _Job | None, object] = ("error", job, item)
-                            failed = failed or item.path == job.path
-                        else:
-                            msg = _prepared(job, item, mail)
-                            if msg[0] == "doc":
-                                docs += 1
-                            else:
-                                failed = failed or item.key == job.path
-                        if not put(msg):
-                            return
-            except Exception as exc:  # a bug on one odd unit must not stop the run
-                log.exception("extraction of %s failed", job.path)
-                failed = True
-                if not put(
-                    ("error", job, ExtractionError(job.path, f"indexing failed: {type(exc).__name__}: {exc}"))
-                ):
-                    return
-            name_only = _name_only(job.path) if failed and not docs else None
-            if name_only is not None and not put(("doc", job, name_only)):
-                return
-            if not put(("end", job, None)):
-                return
-    finally:
-        while True:
-            try:
-                q.put(("done", None, None), timeout=0.1)
-                break
-            except queue.Full:
-                if stop.is_set():
-                    with contextlib.suppress(queue.Empty):
-                        q.get_nowait()
-
-
-def _prepared(job: _Job, doc: Document, mail: dict[str, dict[str, str]]) -> tuple[str, _Job, object]:
-    """``("doc", job, PreparedDoc)``, or ``("error", job, ExtractionError)`` for a document
-    over a limit or one the segmenter fails on (one odd document must not cost its unit)."""
-    try:
-        return ("doc", job, prepare(doc, mail))
-    except ExtractionError as exc:
-        return ("error", job, exc)
-    except Exception as exc:
-        log.exception("segmenting %s failed", doc.key)
-        return ("error", job, ExtractionError(doc.key, f"indexing failed: {type(exc).__name__}: {exc}"))
-
-
-def _name_only(path: str) -> PreparedDoc | None:
-    """A file whose content could not be read (or is in a format not read), as a document of
-    its name alone, so that every file can be found; None for a mail store or a file gone."""
-    try:
-        if not os.path.isfile(path) or classify(Path(path)) != "file":
-            return None
-        prepared = prepare(name_only_document(path), {})
-    except Exception:  # never worse than the failure it stands in for
-        log.exception("indexing the name of %s failed", path)
-        return None
-    prepared.name_only = True
-    return prepared
-
-
-def _drain(q: queue.Queue | None, producer: threading.Thread | None) -> None:
-    if q is None or producer is None:
-        return
-    while producer.is_alive():
-        with contextlib.suppress(queue.Empty):
-            q.get(timeout=0.05)
-    while True:
-        try:
-            q.get_nowait()
-        except queue.Empty:
-            break
-
-
-def source_kind(path: Path) -> str:
-    """``mailstore`` for an mbox file, a Maildir folder or a single ``.eml``; else ``folder``."""
-    try:
-        unit = classify(path)
-    except OSError:
-        return "folder"
-    if unit in ("mbox", "maildir") or path.suffix.lower() == ".eml":
-        return "mailstore"
-    return "folder"
-
-
-__all__ += ["IndexFormatError", "RunResult", "source_kind"]

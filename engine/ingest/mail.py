@@ -23,16 +23,18 @@ from email import policy
 from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
-from email.utils import parsedate_to_datetime
+from email.utils import getaddresses, parseaddr, parsedate_to_datetime
 from pathlib import Path
 
-from engine.ingest.documents import Document, ExtractionError
-from engine.ingest.extract import (
+from engine.ingest.documents import Document, ExtractionError, UnsupportedFormat
+from engine.ingest.formats import (
     MAX_FILE_BYTES,
-    extract_bytes,
+    UNSUPPORTED_FORMATS,
+    document_from_bytes,
     html_to_text,
     kind_for_name,
     read_file,
+    sniff_kind,
     tidy,
     too_large,
 )
@@ -74,7 +76,7 @@ _SUBJECT_LINE = re.compile(r"^[ \t>*]*Subject[ \t*]*:", re.I)
 _QUOTE_LINE = re.compile(r"^[ \t]*>")
 _WORD = re.compile(r"\w")
 _SIG_DELIMITER = re.compile(r"^--[ \t]*$", re.M)
-_FORWARD_SUBJECT = re.compile(r"^\s*(?:fw|fwd)\s*:", re.I)
+FORWARD_SUBJECT = re.compile(r"^\s*(?:fw|fwd)\s*:", re.I)
 _MESSAGE_ID = re.compile(r"<([^<>\s]+)>")
 
 
@@ -369,7 +371,7 @@ def _message_docs(
             raw = _part_text(body)
             if body.get_content_subtype() == "html":
                 raw, _ = html_to_text(raw, drop_quotes=True)
-            text = clean_body(raw, forwarded=bool(_FORWARD_SUBJECT.match(fields["subject"])))
+            text = clean_body(raw, forwarded=bool(FORWARD_SUBJECT.match(fields["subject"])))
         parts = _attachment_parts(msg, body) if isinstance(msg, EmailMessage) else []
     except Exception as exc:
         yield ExtractionError(key, f"malformed message: {exc}")
@@ -411,6 +413,49 @@ def parse_message(
     yield from _message_docs(
         msg, key=key, path=path, mailbox=mailbox, parent_key=parent_key, max_bytes=max_bytes
     )
+
+
+# --------------------------------------------------------------------------- attachments
+
+def extract_bytes(
+    data: bytes,
+    filename: str,
+    *,
+    key: str,
+    path: str,
+    parent_key: str | None = None,
+    content_type: str | None = None,
+    fields: dict[str, str] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+) -> list[Document]:
+    """Documents from in-memory bytes (an e-mail attachment): format from name, MIME type, then content.
+
+    Raises ExtractionError naming ``key`` for unsupported formats and damaged content.
+    """
+    if len(data) > max_bytes:
+        raise ExtractionError(key, too_large(len(data), max_bytes))
+    kind = kind_for_name(filename, content_type) or sniff_kind(data)
+    if kind is None:
+        ext = os.path.splitext(filename)[1].lower()
+        raise UnsupportedFormat(key, UNSUPPORTED_FORMATS.get(ext, "unsupported format"))
+    if kind == "email":
+        items = list(
+            parse_message(data, key=key, path=path, mailbox="", parent_key=parent_key, max_bytes=max_bytes)
+        )
+        if items and isinstance(items[0], ExtractionError):
+            raise items[0]
+        return [d for d in items if isinstance(d, Document)]
+    return [
+        document_from_bytes(
+            data,
+            kind,
+            key=key,
+            path=path,
+            title=filename or key,
+            fields=fields or {},
+            parent_key=parent_key,
+        )
+    ]
 
 
 # --------------------------------------------------------------------------- stores
@@ -518,3 +563,17 @@ def iter_mailbox(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Docume
             yield from _message_docs(msg, key=key, path=store, mailbox=path.name, max_bytes=max_bytes)
     finally:
         box.close()
+
+
+# --------------------------------------------------------------------------- addresses
+
+
+def sender_address(value: str) -> str:
+    """The e-mail address of a From header, lower-cased (the whole header if none parses)."""
+    name, addr = parseaddr(value or "")
+    return (addr or value or "").strip().lower()
+
+
+def addresses(value: str) -> list[str]:
+    """The addresses of a To/Cc header."""
+    return [a for _, a in getaddresses([value or ""]) if a]

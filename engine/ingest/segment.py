@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import blingfire
 
+from engine.ingest.documents import LINE_KINDS
+
 # A passage is a paragraph, or a window of consecutive sentences when the paragraph is long,
 # so that the context given to the encoder stays within its input length.
 MAX_PASSAGE_CHARS = 1200
@@ -96,4 +98,40 @@ def split_passages(text: str, max_chars: int = MAX_PASSAGE_CHARS, lines: bool = 
             size += len(sent.text) + 1
         if window:
             passages.append(window)
+    return passages
+
+
+#: A "sentence" longer than this (a 50 MB line without a full stop, a table flattened into
+#: one line) is cut into pieces of about this size, at spaces where there are any: the
+#: encoder reads at most its first ~100 tokens anyway, and one huge sentence would be
+#: stored whole in the index and tokenised whole.
+MAX_SENTENCE_CHARS = 2000
+
+
+def _cut_long(span: Span, limit: int = MAX_SENTENCE_CHARS) -> list[Span]:
+    if len(span.text) <= limit:
+        return [span]
+    out: list[Span] = []
+    text, pos = span.text, 0
+    while pos < len(text):
+        end = min(len(text), pos + limit)
+        if end < len(text):
+            cut = text.rfind(" ", pos + limit // 2, end)
+            end = cut if cut > pos else end
+        piece = text[pos:end]
+        stripped = piece.strip()
+        if stripped:
+            lead = len(piece) - len(piece.lstrip())
+            out.append(Span(span.start + pos + lead, span.start + pos + lead + len(stripped), stripped))
+        pos = end
+    return out
+
+
+def passages_of(text: str, kind: str) -> list[list[Span]]:
+    """A document's passages and sentences as the indexer cuts them (lines of spreadsheets
+    and slides are sentences of their own; a very long one is cut, see
+    ``MAX_SENTENCE_CHARS``)."""
+    passages = split_passages(text, lines=kind in LINE_KINDS)
+    if any(len(s.text) > MAX_SENTENCE_CHARS for p in passages for s in p):
+        passages = [[piece for s in p for piece in _cut_long(s)] for p in passages]
     return passages

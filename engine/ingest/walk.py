@@ -13,12 +13,15 @@ folder (a directory with ``cur``/``new``). ``classify`` tells them apart and is 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
+import hashlib
 import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from engine.ingest.documents import ExtractionError
 
@@ -74,7 +77,7 @@ BINARY_EXTENSIONS = frozenset(
         " .db .sqlite .sqlite3 .mdb .accdb .dbf .parquet .feather .arrow .npy .npz .pkl .pickle"
         " .h5 .hdf5 .pt .pth .ckpt .onnx .safetensors .tfrecord"
         # (office formats are not here: those not read, such as .doc, are indexed by name
-        # and listed as skipped; see engine.ingest.extract.UNSUPPORTED_FORMATS)
+        # and listed as skipped; see engine.ingest.formats.UNSUPPORTED_FORMATS)
         # misc
         " .swp .swo"
     )
@@ -200,7 +203,7 @@ class Rules:
         """Does :meth:`walk` yield ``path`` as a unit or descend into it as a folder?
 
         Paths inside a unit (a Maildir's ``cur/msg``) are not units: map them with
-        ``engine.indexer.run.unit_for`` first. A path that is gone is judged by its name (so a
+        :func:`unit_for` first. A path that is gone is judged by its name (so a
         deleted file or Maildir++ folder can still be dropped from the index). Not checked:
         that the path was reached a second time through another link.
         """
@@ -362,3 +365,126 @@ def _maildir_subfolders(maildir: Path, rules: _Rules) -> Iterator[Path | Extract
         path = maildir / name
         if not _ignored(path, rules) and is_maildir(path):
             yield path
+
+
+# --------------------------------------------------------------------------- units on disk
+
+#: Larger files are not read (their name is indexed, their failure recorded).
+MAX_FILE_BYTES = 50 * 1024 * 1024
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """``open(path, "rb")`` that never blocks: a FIFO, socket or device (a file swapped for
+    one after the walk) raises OSError instead of waiting for a writer that never comes."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (FIFO, socket or device)", str(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def content_hash(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
+    """blake2b-160 of a file's bytes, hex: detects edits that keep size and mtime, and
+    touches (mtime changed, bytes not) that need no re-indexing."""
+    h = hashlib.blake2b(digest_size=20)
+    with open_regular(path) as f:
+        while block := f.read(chunk_size):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _is_file(e: os.DirEntry[str]) -> bool:
+    """``e.is_file()``, False for an entry that cannot be resolved (a symbolic link loop)."""
+    try:
+        return e.is_file()
+    except OSError:
+        return False
+
+
+def _maildir_files(folder: Path) -> list[os.DirEntry[str]]:
+    out: list[os.DirEntry[str]] = []
+    for sub in ("cur", "new"):
+        try:
+            with os.scandir(folder / sub) as it:
+                out.extend(e for e in it if not e.name.startswith(".") and _is_file(e))
+        except OSError:
+            continue
+    return out
+
+
+def unit_stat(path: Path) -> tuple[int, int]:
+    """``(size, mtime_ns)`` of a unit; for a Maildir folder, the total size of its messages
+    and the latest mtime of ``cur``, ``new`` and the messages (a folder's own mtime does not
+    change when a message arrives in ``new``)."""
+    if os.path.isdir(path):
+        size = 0
+        mtime = 0
+        for sub in ("cur", "new"):
+            with contextlib.suppress(OSError):
+                mtime = max(mtime, os.stat(path / sub).st_mtime_ns)
+        for e in _maildir_files(path):
+            try:
+                st = e.stat()
+            except OSError:
+                continue
+            size += st.st_size
+            mtime = max(mtime, st.st_mtime_ns)
+        return size, mtime
+    st = os.stat(path)
+    return int(st.st_size), int(st.st_mtime_ns)
+
+
+def unit_hash(path: str | Path) -> str:
+    """Content digest of a unit: the file's bytes (:func:`content_hash`), the
+    listing of a Maildir (names, sizes, mtimes), or size and mtime only for a file over the
+    extraction size limit (it is refused without being read, so it is not read here either)."""
+    p = Path(path)
+    if os.path.isdir(p):
+        h = hashlib.blake2b(digest_size=20)
+        for e in sorted(_maildir_files(p), key=lambda e: e.path):
+            try:
+                st = e.stat()
+            except OSError:
+                continue
+            h.update(f"{e.path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+        return "maildir:" + h.hexdigest()
+    st = os.stat(p)
+    if st.st_size > MAX_FILE_BYTES:
+        return f"stat:{st.st_size}:{st.st_mtime_ns}"
+    return content_hash(p)
+
+
+def under(path: str, folder: str) -> bool:
+    """True when ``path`` is ``folder`` or lies below it (whole path components)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def unit_for(path: Path) -> Path:
+    """What a changed path makes the watcher re-scan: the Maildir folder for a message file
+    (``box/cur/msg``, ``box/new/msg``, ``box/tmp/msg``) or for ``box/cur`` itself, the folder
+    of an edited ``.sparcdeskignore`` (its rules decide what is indexed below), else the path."""
+    path = Path(os.path.abspath(path))
+    parent = path.parent
+    if path.name == IGNORE_FILE:
+        return parent
+    if parent.name in ("cur", "new", "tmp") and is_maildir(parent.parent):
+        return parent.parent
+    if path.name in ("cur", "new", "tmp") and is_maildir(parent):
+        return parent
+    return path
+
+
+def source_kind(path: Path) -> str:
+    """``mailstore`` for an mbox file, a Maildir folder or a single ``.eml``; else ``folder``."""
+    try:
+        unit = classify(path)
+    except OSError:
+        return "folder"
+    if unit in ("mbox", "maildir") or path.suffix.lower() == ".eml":
+        return "mailstore"
+    return "folder"

@@ -3,7 +3,7 @@
 Events (created, modified, deleted, moved) are collected into a set of paths; a worker
 thread waits until the burst is quiet for ``debounce_s`` (or ``max_delay_s`` passed since
 its first event, so a file that is written continuously is still picked up) and hands the
-batch to :meth:`engine.api.facade.Engine.index_changes`, which maps paths to extraction units
+batch to the ``index_changes`` callback (the engine's :meth:`index_changes`), which maps paths to extraction units
 (a message file to its Maildir), re-indexes the changed ones, removes the deleted ones and
 commits. An edited, deleted or renamed file is reflected in answers about
 ``debounce_s`` + encoding time + one commit after the last write (well under 2 s for
@@ -20,12 +20,8 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from engine.index.sentences import IndexLockedError
-
-if TYPE_CHECKING:
-    from engine.api.facade import Engine
 
 log = logging.getLogger(__name__)
 
@@ -53,16 +49,26 @@ class _Handler:
 
 
 class Watcher:
-    """Watches the engine's sources and re-indexes changed paths in debounced batches."""
+    """Watches the engine's sources and re-indexes changed paths in debounced batches.
+
+    It knows the engine through three things only, so this stage never imports the facade:
+    ``home`` (events under the data folder are ignored), ``sources`` (the folders and files
+    to watch, asked again on :meth:`refresh`) and ``index_changes`` (re-index a batch of
+    paths, returning the changed ones; raises ``IndexLockedError`` while another writer
+    holds the home)."""
 
     def __init__(
         self,
-        engine: Engine,
+        home: Path,
+        sources: Callable[[], list[str]],
+        index_changes: Callable[[list[str]], list[str]],
         on_change: Callable[[list[str]], None] | None = None,
         debounce_s: float = 0.5,
         max_delay_s: float = 2.0,
     ) -> None:
-        self.engine = engine
+        self.home = str(home)
+        self.sources = sources
+        self.index_changes = index_changes
         self.on_change = on_change
         self.debounce_s = debounce_s
         self.max_delay_s = max(max_delay_s, debounce_s)
@@ -93,8 +99,8 @@ class Watcher:
         """Watch every source (a file source through its folder, filtered to the file)."""
         assert self._observer is not None
         wanted: dict[str, bool] = {}
-        for s in self.engine.sources():
-            p = Path(s.path)
+        for source in self.sources():
+            p = Path(source)
             if p.is_dir():
                 wanted[str(p)] = True
             elif p.parent.is_dir():
@@ -131,7 +137,7 @@ class Watcher:
     # ---- events
 
     def notify(self, paths: list[str]) -> None:
-        home = str(self.engine.layout.home)
+        home = self.home
         paths = [p for p in paths if not (p == home or p.startswith(home + os.sep))]
         if not paths:
             return
@@ -169,7 +175,7 @@ class Watcher:
         changed: list[str] = []
         for path in batch:
             try:
-                changed += self.engine.index_changes([path])
+                changed += self.index_changes([path])
             except IndexLockedError:
                 self.notify([path])
             except Exception as exc:
@@ -183,7 +189,7 @@ class Watcher:
             if batch is None:
                 return
             try:
-                changed = self.engine.index_changes(batch)
+                changed = self.index_changes(batch)
             except IndexLockedError as exc:
                 self.last_error = str(exc)
                 log.info("index busy, retrying in %.0f s: %s", LOCKED_RETRY_S, exc)

@@ -1,0 +1,71 @@
+"""Document texts and the indexer's journal: two tables of the catalog database.
+
+The indexer's commit protocol (:mod:`engine.indexer.run`) writes both inside the catalog's
+transactions; the window's preview reads the texts.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+
+from engine.catalog.store import Catalog
+
+
+class TextStore:
+    """Two tables of the catalog database that the indexer writes.
+
+    ``doc_texts(key, unit, digest, text)``: every document's extracted text (zlib) and a
+    digest of its text and fields, for the preview pane and for deciding whether a document
+    of a changed unit must be re-encoded. ``index_journal(unit, key)``: documents whose
+    sentences may have reached the index without the catalog knowing yet (see the module
+    docstring). Both are written inside the catalog's transactions.
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.db = catalog.db
+        if catalog._has_tables("doc_texts", "index_journal", "idx_doc_texts_unit"):
+            return  # created before (a read only: another process may be writing)
+        self.db["doc_texts"].create(
+            {"key": str, "unit": str, "digest": str, "text": bytes}, pk="key", if_not_exists=True
+        )
+        self.db["index_journal"].create({"unit": str, "key": str}, pk=("unit", "key"), if_not_exists=True)
+        self.db.execute("CREATE INDEX IF NOT EXISTS idx_doc_texts_unit ON doc_texts(unit)")
+
+    def put(self, rows: Iterable[tuple[str, str, str, str]]) -> None:
+        """``(unit, key, digest, text)`` rows into the text table and the journal."""
+        rows = list(rows)
+        if not rows:
+            return
+        ex = self.db.conn.executemany
+        ex(
+            "INSERT OR REPLACE INTO doc_texts (key, unit, digest, text) VALUES (?, ?, ?, ?)",
+            [(k, u, d, zlib.compress(t.encode("utf-8", "surrogatepass"), 6)) for u, k, d, t in rows],
+        )
+        ex("INSERT OR IGNORE INTO index_journal (unit, key) VALUES (?, ?)", [(u, k) for u, k, _, _ in rows])
+
+    def text(self, key: str) -> str | None:
+        row = self.db.execute("SELECT text FROM doc_texts WHERE key = ?", [key]).fetchone()
+        if row is None:
+            return None
+        return zlib.decompress(row[0]).decode("utf-8", "surrogatepass")
+
+    def digests(self, unit: str) -> dict[str, str]:
+        return dict(self.db.execute("SELECT key, digest FROM doc_texts WHERE unit = ?", [unit]).fetchall())
+
+    def journal(self, unit: str) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT key FROM index_journal WHERE unit = ?", [unit])}
+
+    def journal_units(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT DISTINCT unit FROM index_journal")}
+
+    def clear_journal(self, unit: str) -> None:
+        self.db.execute("DELETE FROM index_journal WHERE unit = ?", [unit])
+
+    def delete_keys(self, keys: Iterable[str]) -> None:
+        self.db.conn.executemany("DELETE FROM doc_texts WHERE key = ?", [(k,) for k in keys])
+
+    def forget_unit(self, unit: str) -> None:
+        self.db.execute("DELETE FROM doc_texts WHERE unit = ?", [unit])
+        self.clear_journal(unit)

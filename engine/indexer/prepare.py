@@ -1,0 +1,192 @@
+"""A Document as the index holds it: its sentences, each with its context and record, the
+whole document for the document-level BM25, and a digest that says whether it changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from engine.catalog.store import MessageRow
+from engine.home.paths import display
+from engine.index.docindex import DocumentText, mail_header_lines
+from engine.index.sentences import SentenceRecord, folder_terms
+from engine.ingest.documents import Document, ExtractionError
+from engine.ingest.mail import addresses, sender_address
+from engine.ingest.segment import passages_of
+
+#: What a document becomes in the index. A new value re-encodes every document whose
+#: records it changes on the next run (2: e-mail header lines as sentences; 3: a file's
+#: name as a line of its own, see ``records_of``).
+RECORDS_VERSION = "3"
+
+
+def has_name_line(doc: Document) -> bool:
+    """Whether ``doc`` is a file of its own (not an e-mail, not an attachment), whose name is
+    indexed as a line (``field="name"``), so that every file can be found by its name."""
+    return doc.kind != "email" and doc.parent_key is None and bool(doc.path)
+
+
+def records_of(doc: Document) -> str:
+    """The records version in which the records of a document like ``doc`` last changed (at
+    most ``RECORDS_VERSION``). It is part of the document's digest, so a new version
+    re-encodes only the documents whose records it changes."""
+    if doc.kind == "email":
+        return str(min(2, int(RECORDS_VERSION)))  # header lines came with 2
+    return "3" if has_name_line(doc) else ""  # a file's name line came with 3
+
+
+#: A document that cuts into more sentences than this is not indexed (its name is): no
+#: real document of a desktop comes near it (a 1,500-page book has ~40,000), and a hostile
+#: one (a 672 KB DOCX of 2,000,000 one-word paragraphs) would take hours to encode.
+MAX_SENTENCES = 60_000
+
+
+def iso_to_epoch(value: str | None) -> int | None:
+    """Seconds since the epoch of an ISO 8601 string (naive = UTC); None if empty or invalid."""
+    if not value:
+        return None
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp())
+
+
+def document_digest(doc: Document, records: str | None = None) -> str:
+    """Digest of what the index holds of ``doc``; ``records``: as of that records version
+    (default: the current one, ``records_of``)."""
+    h = hashlib.blake2b(digest_size=16)
+    for part in (
+        records_of(doc) if records is None else records,
+        doc.key,
+        doc.kind,
+        doc.title,
+        doc.parent_key or "",
+        json.dumps(doc.fields, sort_keys=True),
+        doc.text,
+    ):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@dataclass
+class PreparedDoc:
+    """A Document cut into sentences, with each sentence's context and passage."""
+
+    doc: Document
+    digest: str
+    sentences: list[str]
+    contexts: list[str]
+    records: list[SentenceRecord]
+    #: The whole document for the document-level BM25 index (header lines included).
+    whole: DocumentText | None = None
+    #: Stands in for a file whose content could not be read: its name only.
+    name_only: bool = False
+
+
+def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
+    """Sentences of ``doc`` with their context and index records.
+
+    ``mail`` maps message keys of the current unit to their fields, so an attachment
+    carries its message's sender, recipients, subject and mailbox into the index filters.
+    """
+    f = doc.fields
+    origin = f if doc.kind == "email" else mail.get(doc.parent_key or "", {})
+    if doc.kind == "email":
+        mail[doc.key] = f
+    sender = sender_address(origin.get("from", ""))
+    recipients = addresses(origin.get("to", "")) + addresses(origin.get("cc", ""))
+    date = iso_to_epoch(f.get("date") or origin.get("date"))
+    # What every record of the document carries (display and filter fields).
+    common: dict[str, Any] = {
+        "doc_key": doc.key,
+        "title": doc.title,
+        "path": doc.path,
+        "kind": doc.kind,
+        "date": date,
+        "sender": sender,
+        "recipients": recipients,
+        "subject": origin.get("subject", ""),
+        "mailbox": origin.get("mailbox", ""),
+    }
+    sentences: list[str] = []
+    contexts: list[str] = []
+    records: list[SentenceRecord] = []
+    position = 0
+    passages = passages_of(doc.text, doc.kind)
+    n = sum(len(p) for p in passages)
+    if n > MAX_SENTENCES:
+        raise ExtractionError(doc.key, f"too many sentences ({n:,} > {MAX_SENTENCES:,} limit): skipped")
+    for passage in passages:
+        p_start, p_end = passage[0].start, passage[-1].end
+        passage_text = doc.text[p_start:p_end]
+        for i, span in enumerate(passage):
+            sentences.append(span.text)
+            contexts.append(" ".join(s.text for j, s in enumerate(passage) if j != i))
+            rec = SentenceRecord(
+                text=span.text,
+                start=span.start,
+                end=span.end,
+                position=position,
+                passage=passage_text,
+                **common,
+            )
+            records.append(rec)
+            position += 1
+    header = mail_header_lines(f) if doc.kind == "email" else []
+    if has_name_line(doc):
+        # A file is found by its name, also when its content is not read (an unsupported
+        # format, a damaged file: then this line is all it has). Shown as its name, it only
+        # answers when no other sentence of the file matches (engine.search.answers.is_heading_record).
+        header = [("name", display(Path(doc.path).name))]
+    if records or header:
+        # A message's header lines are sentences too, so a question about a person finds
+        # the messages they sent or received and can be answered by the line itself
+        # ("From: Ann Lee <ann.lee@x.org>"). Each is encoded alone: the model pools over the
+        # context's positions too, so the other lines as context would give every line the
+        # names of all the others.
+        for name, line in header:
+            sentences.append(line)
+            contexts.append("")
+            records.append(SentenceRecord(text=line, position=position, passage=line, field=name, **common))
+            position += 1
+    whole = None
+    if records:
+        head = [x for _, x in header] if header and doc.kind == "email" else [doc.title, Path(doc.path).name]
+        whole = DocumentText(
+            doc_key=doc.key,
+            body="\n".join([*head, doc.text]),
+            folders=tuple(folder_terms(doc.path)) if doc.path else (),
+            kind=doc.kind,
+            date=date,
+            sender=sender,
+            mailbox=origin.get("mailbox", ""),
+            from_text=origin.get("from", ""),
+            to_text=" ".join(x for x in (origin.get("to", ""), origin.get("cc", "")) if x),
+            subject=origin.get("subject", ""),
+            name=Path(doc.path).name if doc.path and doc.kind != "email" else "",
+        )
+    return PreparedDoc(doc, document_digest(doc), sentences, contexts, records, whole)
+
+
+def message_row(doc: Document, unit: str) -> MessageRow:
+    f = doc.fields
+    return MessageRow(
+        key=doc.key,
+        file=unit,
+        message_id=f.get("message_id", ""),
+        thread=f.get("thread", ""),
+        from_addr=f.get("from", ""),
+        to_addrs=addresses(f.get("to", "")) or ([f["to"]] if f.get("to") else []),
+        cc_addrs=addresses(f.get("cc", "")) or ([f["cc"]] if f.get("cc") else []),
+        date=iso_to_epoch(f.get("date")),
+        subject=f.get("subject", ""),
+        mailbox=f.get("mailbox", ""),
+    )
