@@ -30,7 +30,14 @@ from engine.catalog import Catalog, Source, now_iso
 from engine.documents import SKIPPED_PREFIX
 from engine.encode import SparseEncoder, default_bundle_dir
 from engine.extract import iter_extract
-from engine.index import IndexFormatError, IndexLockedError, SentenceIndex
+from engine.index import (
+    FORMAT_VERSION,
+    IndexFormatError,
+    IndexLockedError,
+    IndexVersionError,
+    SentenceIndex,
+    index_format,
+)
 from engine.paths import Layout
 from engine.pipeline import (
     Indexer,
@@ -133,13 +140,18 @@ def mailbox_labels(boxes: Sequence[tuple[str, str]]) -> dict[tuple[str, str], st
             labels[same[0]] = same[0][0]
             continue
         parents = [Path(path).parent.parts for _, path in same]
-        for depth in range(1, max(len(p) for p in parents) + 1):
-            tails = [str(Path(*p[-depth:])) if p else "" for p in parents]
-            if len(set(tails)) == len(tails):
-                labels.update({box: f"{box[0]} ({tail})" for box, tail in zip(same, tails, strict=True)})
-                break
-        else:  # same parent folder (a Maildir "x" and ".x"): the whole path
-            labels.update({box: f"{box[0]} ({box[1]})" for box in same})
+
+        def tail(parts: tuple[str, ...], depth: int) -> str:
+            return str(Path(*parts[-depth:])) if parts else ""
+
+        for i, box in enumerate(same):
+            mine = parents[i]
+            for depth in range(1, len(mine) + 1):
+                if all(tail(p, depth) != tail(mine, depth) for j, p in enumerate(parents) if j != i):
+                    labels[box] = f"{box[0]} ({tail(mine, depth)})"
+                    break
+            else:  # same parent folder (a Maildir "x" and ".x"): the whole path
+                labels[box] = f"{box[0]} ({box[1]})"
     return labels
 
 
@@ -217,6 +229,11 @@ class Engine:
         self._watcher = None
         self._indexing = 0
         self._closed = False
+        for gen in self._cat().generations():
+            fmt = index_format(gen.index_dir) if gen.status != "retired" else None
+            if fmt is not None and fmt > FORMAT_VERSION:  # an older one was rebuilt by repair
+                self.close()
+                raise IndexVersionError(Path(gen.index_dir), fmt)
         TextStore(self._cat())  # create this engine's tables up front
         with contextlib.suppress(Exception):
             if not self._cat().read_only:
@@ -291,7 +308,10 @@ class Engine:
                 return None
             try:
                 self._reader = SentenceIndex.open(gen.index_dir)
-            except IndexFormatError:
+            except IndexVersionError:
+                raise  # another version's index: ask repairs (rebuilds) it or reports it
+            except IndexFormatError as exc:
+                log.warning("the live index cannot be read: %s", exc)
                 return None
             self._reader_dir = gen.index_dir
         else:
