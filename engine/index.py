@@ -100,7 +100,8 @@ class IndexVersionError(IndexFormatError):
         else:
             what = (
                 f"the index {path} was made by an older sparcdesk (index format {found}; this version"
-                f" reads format {FORMAT_VERSION}): run 'sparcdesk index' to rebuild it from the sources"
+                f" reads format {FORMAT_VERSION}): run 'sparcdesk index' on your folders ('sparcdesk sources'"
+                " lists them) to rebuild it"
             )
         super().__init__(what)
 
