@@ -7,6 +7,11 @@ the word-embedding matrix stay in floating point (fp16 storage), because the pro
 decides which tokens survive in the top-K and because on-device adaptation replaces that
 single matrix (initializer ``word_embeddings_fp16``) without re-exporting from torch.
 ``--check`` compares the ONNX outputs with the torch model on real sentences.
+
+A checkpoint trained with ``--passage`` exports the passage graph instead
+(``PassageExportWrapper``: windows and ``span_mask`` in, [b, S, K] out, opset 18 for the
+scatter-max) and its config says ``encoding: "passage"`` (and ``passage_vector``); bundles
+without the key are sentence bundles, read as before.
 """
 
 from __future__ import annotations
@@ -21,8 +26,15 @@ import numpy as np
 import onnx
 import torch
 
-from engine.model.features import DEFAULT_MAX_LENGTH, DEFAULT_POOLING, build_features, load_tokenizer
-from trainer.model import ExportWrapper, SparcModel, default_base_path, load_encoder
+from engine.model.features import (
+    DEFAULT_MAX_LENGTH,
+    DEFAULT_POOLING,
+    build_features,
+    load_tokenizer,
+    passage_windows,
+    window_features,
+)
+from trainer.model import ExportWrapper, PassageExportWrapper, SparcModel, default_base_path, load_encoder
 from trainer.train import load_model_from_checkpoint
 
 FORMAT = "sparcdesk-bundle/1"
@@ -58,6 +70,45 @@ def export_onnx(model: SparcModel, tokenizer_path: Path, out_file: Path, top_k: 
         do_constant_folding=True,
         dynamo=False,
     )
+    tie_embedding_matrix(out_file)
+
+
+def export_passage_onnx(model: SparcModel, tokenizer_path: Path, out_file: Path, top_k: int) -> None:
+    """The passage graph (``PassageExportWrapper``), embedding matrix tied as in ``export_onnx``."""
+    wrapper = PassageExportWrapper(model, top_k).eval()
+    tok = load_tokenizer(str(tokenizer_path))
+    windows = passage_windows(
+        tok, [["A short sentence.", "Another one here, longer."], ["Some context."]], DEFAULT_MAX_LENGTH
+    )
+    feats = window_features(tok, windows)
+    names = ["input_ids", "attention_mask", "token_type_ids", "span_mask"]
+    torch.onnx.export(
+        wrapper,
+        tuple(torch.from_numpy(feats[k]) for k in names),
+        str(out_file),
+        input_names=names,
+        output_names=["top_ids", "top_weights"],
+        dynamic_axes={
+            "input_ids": {0: "batch", 1: "length"},
+            "attention_mask": {0: "batch", 1: "length"},
+            "token_type_ids": {0: "batch", 1: "length"},
+            "span_mask": {0: "batch", 1: "sentences", 2: "length"},
+            "top_ids": {0: "batch", 1: "sentences"},
+            "top_weights": {0: "batch", 1: "sentences"},
+        },
+        opset_version=18,  # ScatterElements with reduction "max"
+        do_constant_folding=True,
+        dynamo=False,
+    )
+    # the exporter wraps the scatter in If nodes (for a rank-0 input) whose branch outputs
+    # claim rank 1, which ONNX Runtime warns about on every run: branch shapes are optional
+    graph = onnx.load(str(out_file))
+    for node in graph.graph.node:
+        for attr in node.attribute:
+            if node.op_type == "If" and attr.type == onnx.AttributeProto.GRAPH:
+                for output in attr.g.output:
+                    output.type.tensor_type.ClearField("shape")
+    onnx.save(graph, str(out_file))
     tie_embedding_matrix(out_file)
 
 
@@ -140,6 +191,9 @@ def check_agreement(
     """Top-100 token overlap and weight error of ONNX against torch on the given sentences."""
     from engine.model.encoder import SparseEncoder
 
+    if getattr(model, "passage_vector", False) or _is_passage_bundle(bundle):
+        raise ValueError(f"{bundle}: a passage bundle; compare it with check_passage_agreement")
+
     enc = SparseEncoder(bundle, onnx_file=onnx_name)
     feats = build_features(
         enc.tokenizer, sentences, contexts, enc.config.max_length, enc.config.pooling
@@ -156,6 +210,54 @@ def check_agreement(
         "onnx": onnx_name,
         "top100_overlap_mean": float(np.mean(overlap)),
         "max_weight_abs_err_top1": float(np.abs(weights[:, 0] - t_w[:, 0].numpy()).max()),
+    }
+
+
+def _is_passage_bundle(bundle: Path) -> bool:
+    return json.loads((bundle / "config.json").read_text(encoding="utf-8")).get("encoding") == "passage"
+
+
+def check_passage_agreement(
+    model: SparcModel, bundle: Path, onnx_name: str, passages: list[list[str]], top: int = 100
+) -> dict:
+    """The passage graph against the torch model on the same windows: per sentence, the share
+    of the torch top-``top`` ids the graph returns, whether the top-``top`` ids come out in the
+    same order, and the largest weight difference over them. Torch runs with the embedding
+    matrix rounded to fp16 as the graph holds it, so only float arithmetic differs."""
+    from engine.model.encoder import SparseEncoder
+
+    enc = SparseEncoder(bundle, onnx_file=onnx_name)
+    windows = passage_windows(enc.tokenizer, passages, enc.config.max_length)
+    feats = window_features(enc.tokenizer, windows)
+    ids, weights = enc.session.run(["top_ids", "top_weights"], feats)
+    rows = np.array([r for r, w in enumerate(windows) for _ in w.spans])
+    slots = np.array([j for w in windows for j in range(len(w.spans))])
+    span = feats["span_mask"]
+    batch = {k: torch.from_numpy(feats[k]) for k in ("input_ids", "attention_mask", "token_type_ids")}
+    batch["sentence_mask"] = torch.from_numpy(span[rows, slots])
+    batch["window_index"] = torch.from_numpy(rows)
+    if model.passage_vector:
+        batch["passage_mask"] = torch.from_numpy(span.max(axis=1)[rows])
+    emb = model.word_embeddings.weight
+    saved = emb.detach().clone()
+    try:
+        with torch.no_grad():
+            emb.copy_(saved.half().float())
+            t_ids, t_w = model.eval().sparse_topk(batch, k=enc.config.top_k)
+    finally:
+        with torch.no_grad():
+            emb.copy_(saved)
+    o_ids, o_w = ids[rows, slots], weights[rows, slots]
+    t_ids, t_w = t_ids.numpy(), t_w.numpy()
+    pairs = list(zip(o_ids[:, :top], t_ids[:, :top], strict=True))
+    overlap = [len(set(a.tolist()) & set(b.tolist())) / top for a, b in pairs]
+    return {
+        "onnx": onnx_name,
+        "sentences": len(rows),
+        "windows": len(windows),
+        f"top{top}_overlap_min": float(min(overlap)),
+        f"top{top}_same_order_share": float(np.mean([(a == b).all() for a, b in pairs])),
+        f"max_weight_abs_err_top{top}": float(np.abs(o_w[:, :top] - t_w[:, :top]).max()),
     }
 
 
@@ -178,6 +280,7 @@ def export_bundle(
         base = Path(state["args"]["base"]) if base is None else base
         steps = state["step"]
         pooling = state["args"].get("pooling", DEFAULT_POOLING)  # runs before the option: sentence
+        passage = bool(state["args"].get("passage", False))
         # the command line as trained (a CLI-launched run also saved argparse's ``func``)
         training_args = {
             k: (str(v) if isinstance(v, Path) else v)
@@ -189,10 +292,11 @@ def export_bundle(
         model, steps = SparcModel(load_encoder(base)), 0
         training_args = None
         pooling = DEFAULT_POOLING
+        passage = False
     model.eval()
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy(Path(base) / "tokenizer.json", out / "tokenizer.json")
-    export_onnx(model, out / "tokenizer.json", out / FP32_NAME, top_k)
+    (export_passage_onnx if passage else export_onnx)(model, out / "tokenizer.json", out / FP32_NAME, top_k)
     quantize(out / FP32_NAME, out / INT8_NAME, projection_nodes(out / FP32_NAME))
     config = {
         "format": FORMAT,
@@ -207,6 +311,7 @@ def export_bundle(
         "prune_ratio": prune_ratio,
         "max_length": max_length,
         "pooling": pooling,
+        **({"encoding": "passage", "passage_vector": model.passage_vector} if passage else {}),
         "query_tokens": "unique",
         "vocab_size": int(model.word_embeddings.weight.shape[0]),
         "hidden_size": int(model.word_embeddings.weight.shape[1]),

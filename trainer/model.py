@@ -6,6 +6,13 @@ f(v, s) = log(1 + exp(w) * ReLU(max_{i in sentence} H(s)_i . e_v))   (SPARC.md Â
 training so that the on-device adaptation can later swap it. Training only ever needs the
 scores of the tokens that occur in the batch's questions (``token_scores``); the projection
 onto the whole vocabulary (``sparse_topk``) is for export and indexing.
+
+Passage encoding (issue 13, ``engine.model.features.passage_windows``): a batch may hold W passage
+windows and, per candidate sentence, ``window_index`` (its window's row) and a ``sentence_mask``
+[n, L] over its own span of that window; the encoder then runs once per window and each
+sentence's states are its window's. With ``passage_vector`` the batch also carries
+``passage_mask`` [n, L] (every sentence position of the window) and a sentence's score is
+f(v, s) + f(v, window): the window's vector, max-pooled over all its positions, is added.
 """
 
 from __future__ import annotations
@@ -74,11 +81,19 @@ class FullPooled(torch.autograd.Function):
 class SparcModel(nn.Module):
     """Encoder + scale ``w``; ``learn_w=False`` gives SPARTA (exp(w) fixed to 1)."""
 
-    def __init__(self, encoder: PreTrainedModel, w_init: float = 0.0, learn_w: bool = True) -> None:
+    def __init__(
+        self,
+        encoder: PreTrainedModel,
+        w_init: float = 0.0,
+        learn_w: bool = True,
+        passage_vector: bool = False,
+    ) -> None:
         super().__init__()
         self.encoder = encoder
         self.w = nn.Parameter(torch.tensor(float(w_init)), requires_grad=learn_w)
         self.word_embeddings.weight.requires_grad_(False)
+        # passage batches: add the window's vector (needs ``passage_mask`` in the batch)
+        self.passage_vector = passage_vector
 
     @property
     def word_embeddings(self) -> nn.Embedding:
@@ -90,12 +105,32 @@ class SparcModel(nn.Module):
         attention_mask: torch.Tensor,
         token_type_ids: torch.Tensor,
         sentence_mask: torch.Tensor,
+        window_index: torch.Tensor | None = None,
+        passage_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """Last hidden states of the first S positions (S = sentence_mask width)."""
+        """Last hidden states of the first S positions (S = sentence_mask width); for a passage
+        batch (``window_index`` given) each sentence's row is its window's states."""
         out = self.encoder(
             input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
         ).last_hidden_state
+        if window_index is not None:
+            out = out[window_index]
         return out[:, : sentence_mask.shape[1]]
+
+    def pool(self, states: torch.Tensor, batch: dict[str, torch.Tensor], emb: torch.Tensor) -> torch.Tensor:
+        """``pooled_logits`` over each sentence's positions, [n, U]; with ``passage_vector`` the
+        window's pooled logits follow on the same row, [n, 2U] (``scores`` adds the two)."""
+        pooled = self.pooled_logits(states, batch["sentence_mask"], emb)
+        if not self.passage_vector:
+            return pooled
+        return torch.cat([pooled, self.pooled_logits(states, batch["passage_mask"], emb)], dim=-1)
+
+    def scores(self, pooled: torch.Tensor) -> torch.Tensor:
+        """f(v, s) from ``pool``'s output; with ``passage_vector``, f(v, s) + f(v, window)."""
+        if not self.passage_vector:
+            return self.activate(pooled)
+        own, window = pooled.chunk(2, dim=-1)
+        return self.activate(own) + self.activate(window)
 
     def pooled_logits(
         self, states: torch.Tensor, sentence_mask: torch.Tensor, emb: torch.Tensor
@@ -116,12 +151,12 @@ class SparcModel(nn.Module):
         """f(v, s) for each sentence of the batch and each v in ``vocab_ids``: [b, U]."""
         states = self.sentence_states(**batch)
         emb = self.word_embeddings.weight[vocab_ids]
-        return self.activate(self.pooled_logits(states, batch["sentence_mask"], emb))
+        return self.scores(self.pool(states, batch, emb))
 
     def sparse_topk(self, batch: dict[str, torch.Tensor], k: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Top-k (token ids, weights) of the full-vocabulary vector of each sentence."""
         states = self.sentence_states(**batch)
-        full = self.activate(self.pooled_logits(states, batch["sentence_mask"], self.word_embeddings.weight))
+        full = self.scores(self.pool(states, batch, self.word_embeddings.weight))
         weights, ids = torch.topk(full, k=min(k, full.shape[-1]), dim=-1)
         return ids, weights
 
@@ -159,5 +194,54 @@ class ExportWrapper(nn.Module):
         logits = torch.relu(F.linear(states.reshape(b * s, d), emb)).reshape(b, s, -1)
         pooled = (logits * sentence_mask.unsqueeze(-1).to(logits.dtype)).amax(dim=1)
         full = torch.log1p(self.exp_w * pooled)
+        weights, ids = torch.topk(full, k=self.top_k, dim=-1)
+        return ids, weights
+
+
+class PassageExportWrapper(nn.Module):
+    """The passage graph (bundle ``encoding: "passage"``): windows in, every sentence's top-K out.
+
+    Inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` [b, L] and ``span_mask``
+    [b, S, L] (``engine.model.features.window_features``); outputs ``top_ids`` (int64) and
+    ``top_weights`` (float32) [b, S, K]. The vocabulary projection runs once per position of the
+    window; each position's scores go to its sentence with a scatter-max (ONNX ScatterElements,
+    reduction max, opset 18), so no [b, S, L, V] tensor exists. Positions of no sentence
+    ([CLS], [SEP], padding) go to a spare row that is dropped. With ``passage_vector`` the
+    window's vector (max over all its sentences) is added to every sentence's before the top-K,
+    which is what the trained score sums. The embedding matrix is held as in ``ExportWrapper``.
+    """
+
+    def __init__(self, model: SparcModel, top_k: int) -> None:
+        super().__init__()
+        self.encoder = model.encoder
+        self.top_k = top_k
+        self.passage_vector = model.passage_vector
+        self.register_buffer("word_embeddings_fp16", model.word_embeddings.weight.detach().half().clone())
+        self.register_buffer("exp_w", torch.exp(model.w.detach()).float().reshape(()))
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor,
+        span_mask: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        emb = self.word_embeddings_fp16.float()
+        inputs_embeds = F.embedding(input_ids, emb)
+        states = self.encoder(
+            inputs_embeds=inputs_embeds, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
+        b, length, d = states.shape
+        logits = torch.relu(F.linear(states.reshape(b * length, d), emb)).reshape(b, length, -1)
+        slots = span_mask.shape[1]
+        owner = torch.where(
+            span_mask.amax(dim=1) > 0, span_mask.argmax(dim=1), torch.full_like(input_ids, slots)
+        )  # [b, L]: each position's sentence, or the spare row
+        index = owner.unsqueeze(-1).expand_as(logits)
+        pooled = logits.new_zeros(b, slots + 1, logits.shape[-1])
+        pooled = pooled.scatter_reduce(1, index, logits, reduce="amax", include_self=True)[:, :slots]
+        full = torch.log1p(self.exp_w * pooled)
+        if self.passage_vector:
+            full = full + torch.log1p(self.exp_w * pooled.amax(dim=1, keepdim=True))
         weights, ids = torch.topk(full, k=self.top_k, dim=-1)
         return ids, weights

@@ -29,6 +29,14 @@ f(., s) of the batch's sentences (``--flops-docs`` of them, a fresh random subse
   zeroing any token, and sparsity is decided by the sign of the pooled dot products.
 
 With several processes each process penalises its own documents and the penalties are averaged.
+
+Passage encoding (issue 13): ``--passage`` encodes each candidate's passage once
+(``[CLS] passage [SEP]``, windows of ``--max-length`` cut at sentence boundaries; candidates of
+the same window share one pass) and pools each sentence over its own span of that encoding;
+``--passage-vector`` adds the window's vector (max over all its positions) to each sentence's
+score. The loss, the FLOPS penalty (on the sentence's full vector, the window's added when it
+is on) and the gradient cache are those of the sentence mode. The bundle records
+``encoding: "passage"``.
 """
 
 from __future__ import annotations
@@ -52,7 +60,9 @@ from engine.model.features import (
     POOLINGS,
     build_features,
     load_tokenizer,
+    passage_windows,
     question_tokens,
+    window_features,
 )
 from trainer.data import Example, Sentence, load_training_data
 from trainer.model import SparcModel, default_base_path, load_encoder
@@ -74,6 +84,8 @@ class Batcher:
         sentences: list[Sentence],
         max_length: int,
         pooling: str = DEFAULT_POOLING,
+        passage: bool = False,
+        passage_vector: bool = False,
     ) -> None:
         self.tokenizer = load_tokenizer(tokenizer_path)
         self.sentences = sentences
@@ -81,6 +93,12 @@ class Batcher:
         self.contexts = contexts_of(sentences)
         self.max_length = max_length
         self.pooling = pooling
+        self.passage = passage
+        self.passage_vector = passage_vector
+        # passage id -> its sentences' ids in reading order (the order of ``sentences``)
+        self.members: dict[object, list[int]] = {}
+        for i, s in enumerate(sentences):
+            self.members.setdefault(s.passage_id, []).append(i)
 
     def context(self, sid: int) -> str:
         return self.contexts[sid]
@@ -88,16 +106,42 @@ class Batcher:
     def encode(self, examples: list[Example]) -> tuple[dict[str, torch.Tensor], list[list[int]]]:
         # candidate order: positives, first negatives, second negatives
         sids = [e.pos for e in examples] + [e.negs[0] for e in examples] + [e.negs[1] for e in examples]
-        feats = build_features(
-            self.tokenizer,
-            [self.sentences[i].text for i in sids],
-            [self.context(i) for i in sids],
-            self.max_length,
-            self.pooling,
-        )
-        batch = {k: torch.from_numpy(v) for k, v in feats.items()}
+        if self.passage:
+            batch = self.passage_batch(sids)
+        else:
+            feats = build_features(
+                self.tokenizer,
+                [self.sentences[i].text for i in sids],
+                [self.context(i) for i in sids],
+                self.max_length,
+                self.pooling,
+            )
+            batch = {k: torch.from_numpy(v) for k, v in feats.items()}
         bags = [question_tokens(self.tokenizer, e.question) for e in examples]
         return batch, bags
+
+    def passage_batch(self, sids: list[int]) -> dict[str, torch.Tensor]:
+        """The windows holding the candidates, each encoded once, and per candidate its
+        window's row (``window_index``) and span (``sentence_mask`` [n, L])."""
+        pids = list(dict.fromkeys(self.sentences[i].passage_id for i in sids))
+        passages = [[self.sentences[j].text for j in self.members[p]] for p in pids]
+        where: dict[int, tuple[int, int]] = {}  # sentence id -> (window, slot)
+        windows = passage_windows(self.tokenizer, passages, self.max_length)
+        for w_i, w in enumerate(windows):
+            for slot in range(len(w.spans)):
+                where[self.members[pids[w.passage]][w.first + slot]] = (w_i, slot)
+        used = sorted({where[i][0] for i in sids})
+        row = {w_i: r for r, w_i in enumerate(used)}
+        feats = window_features(self.tokenizer, [windows[w_i] for w_i in used])
+        rows = np.array([row[where[i][0]] for i in sids])
+        slots = np.array([where[i][1] for i in sids])
+        span = feats.pop("span_mask")
+        batch = {k: torch.from_numpy(v) for k, v in feats.items()}
+        batch["sentence_mask"] = torch.from_numpy(span[rows, slots])
+        batch["window_index"] = torch.from_numpy(rows)
+        if self.passage_vector:
+            batch["passage_mask"] = torch.from_numpy(span.max(axis=1)[rows])
+        return batch
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
@@ -204,9 +248,16 @@ def flops_penalty(
     return sq.sum()
 
 
-def full_vectors(model: SparcModel, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """f(v, s) over the whole vocabulary with exp(w) detached (the penalty's input): [n, V]."""
-    return torch.log1p(torch.exp(model.w.detach()) * model.full_pooled(states, mask))
+def full_vectors(
+    model: SparcModel, states: torch.Tensor, mask: torch.Tensor, passage_mask: torch.Tensor | None = None
+) -> torch.Tensor:
+    """f(v, s) over the whole vocabulary with exp(w) detached (the penalty's input): [n, V];
+    with ``passage_mask`` the window's f(v, window) is added (the sentence's indexed vector)."""
+    scale = torch.exp(model.w.detach())
+    f = torch.log1p(scale * model.full_pooled(states, mask))
+    if passage_mask is not None:
+        f = f + torch.log1p(scale * model.full_pooled(states, passage_mask))
+    return f
 
 
 def doc_nnz_stats(f: torch.Tensor, prune_ratio: float) -> dict:
@@ -250,14 +301,16 @@ def step_gradients(
     rank, world = _dist_info()
     lam = flops.lam(step)
     mask = batch["sentence_mask"]
+    pmask = batch.get("passage_mask")
     emb_q = model.word_embeddings.weight[vocab_t]
     out: dict = {"lam": lam}
 
     def penalty_and_stats(states: torch.Tensor) -> torch.Tensor | None:
         idx = flops.subset(states.shape[0], step)
         st, mk = (states, mask) if idx is None else (states[idx], mask[idx])
+        pm = pmask if pmask is None or idx is None else pmask[idx]
         if lam > 0:
-            f = full_vectors(model, st, mk)
+            f = full_vectors(model, st, mk, pm)
             pen = flops_penalty(f, flops.threshold, flops.column_weights)
             out["flops"] = float(pen.detach())
             out.update(doc_nnz_stats(f, prune_ratio))
@@ -265,7 +318,7 @@ def step_gradients(
         if stats:
             with torch.no_grad():
                 few = 16 if idx is None else len(idx)
-                f = full_vectors(model, st[:few].detach(), mk[:few])
+                f = full_vectors(model, st[:few].detach(), mk[:few], None if pm is None else pm[:few])
                 out["flops"] = float(flops_penalty(f, flops.threshold, flops.column_weights))
                 out.update(doc_nnz_stats(f, prune_ratio))
         return None
@@ -273,7 +326,7 @@ def step_gradients(
     if world == 1:
         with autocast:
             states = model.sentence_states(**batch)
-            scores = model.activate(model.pooled_logits(states, mask, emb_q)).float()
+            scores = model.scores(model.pool(states, batch, emb_q)).float()
         loss = in_batch_loss(q_local, scores, 0)
         pen = penalty_and_stats(states)
         (loss if pen is None else loss + lam * pen).backward()
@@ -283,7 +336,7 @@ def step_gradients(
     b = q_local.shape[0]
     rng = RandContext(q_local.device)
     with torch.no_grad(), autocast:
-        pooled = model.pooled_logits(model.sentence_states(**batch), mask, emb_q).float()
+        pooled = model.pool(model.sentence_states(**batch), batch, emb_q).float()
     pooled_all = [torch.zeros_like(pooled) for _ in range(world)]
     dist.all_gather(pooled_all, pooled)
     pooled_all[rank] = pooled.detach().requires_grad_(True)
@@ -291,13 +344,13 @@ def step_gradients(
     dist.all_gather(q_all, q_local)
     # candidates: for each process its positives, negs1, negs2 in process order
     cand = torch.cat(pooled_all)  # [3B*world, U]
-    scores = model.activate(cand)
+    scores = model.scores(cand)
     loss = torch.stack([in_batch_loss(q_all[r], scores, 3 * b * r) for r in range(world)]).mean()
     loss.backward()  # grads for w (identical on every process) and for this process's pooled scores
     cached = pooled_all[rank].grad
     with rng, autocast:  # the first pass's dropout masks
         states = model.sentence_states(**batch)
-        pooled_again = model.pooled_logits(states, mask, emb_q).float()
+        pooled_again = model.pool(states, batch, emb_q).float()
     surrogate = (pooled_again * cached).sum()
     pen = penalty_and_stats(states)
     if pen is not None:
@@ -336,7 +389,9 @@ def load_model_from_checkpoint(ckpt: Path, base: Path | None = None) -> tuple[Sp
     state = torch.load(ckpt, map_location="cpu", weights_only=False)
     args = state["args"]
     encoder = load_encoder(base or args["base"])
-    model = SparcModel(encoder, learn_w=not args.get("sparta", False))
+    model = SparcModel(
+        encoder, learn_w=not args.get("sparta", False), passage_vector=bool(args.get("passage_vector"))
+    )
     missing, unexpected = model.load_state_dict(state["model"], strict=False)
     assert not unexpected and all("word_embeddings" in m for m in missing), (missing, unexpected)
     return model, state
@@ -359,8 +414,16 @@ def train(args: argparse.Namespace) -> Path:
     if args.limit:
         examples = examples[: args.limit]
     base = Path(args.base)
-    batcher = Batcher(str(base / "tokenizer.json"), sentences, args.max_length, args.pooling)
-    model = SparcModel(load_encoder(base), learn_w=not args.sparta).to(device)
+    batcher = Batcher(
+        str(base / "tokenizer.json"),
+        sentences,
+        args.max_length,
+        args.pooling,
+        passage=args.passage,
+        passage_vector=args.passage_vector,
+    )
+    model = SparcModel(load_encoder(base), learn_w=not args.sparta, passage_vector=args.passage_vector)
+    model = model.to(device)
     opt = make_optimizer(model, args.lr, args.w_lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda(args.warmup, args.steps))
     flops = Flops(
@@ -468,7 +531,10 @@ def train(args: argparse.Namespace) -> Path:
 @torch.no_grad()
 def full_vocab_nnz(model: SparcModel, batch: dict[str, torch.Tensor], n: int = 8) -> float:
     """Median non-zero entries of the full-vocabulary vector of a few sentences."""
-    small = {k: v[:n] for k, v in batch.items()}
+    per_sentence = ("sentence_mask", "window_index", "passage_mask")
+    # a passage batch keeps every window: the first n sentences may sit in any of them
+    whole = "window_index" in batch
+    small = {k: v[:n] if k in per_sentence or not whole else v for k, v in batch.items()}
     _ids, weights = model.sparse_topk(small, k=model.word_embeddings.weight.shape[0])
     return float(np.median((weights > 0).sum(-1).cpu().numpy()))
 
@@ -487,6 +553,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=POOLINGS,
         default=DEFAULT_POOLING,
         help="max-pool over the sentence's own word pieces (default) or every word piece of the input",
+    )
+    p.add_argument(
+        "--passage",
+        action="store_true",
+        help="one encoder pass per passage window; each sentence pooled over its own span (issue 13)",
+    )
+    p.add_argument(
+        "--passage-vector",
+        action="store_true",
+        help="with --passage: add the window's vector (max over all its positions) to each sentence's score",
     )
     p.add_argument("--lr", type=float, default=5e-5)
     p.add_argument("--w-lr", type=float, default=5e-3)
@@ -547,6 +623,10 @@ def bf16_is_fast(cpu_only: bool = False) -> bool:
 
 
 def run(args: argparse.Namespace) -> None:
+    if args.passage_vector and not args.passage:
+        raise SystemExit("--passage-vector needs --passage")
+    if args.passage and args.pooling != DEFAULT_POOLING:
+        raise SystemExit("--passage pools each sentence over its own span; use --passage-vector, not --pooling all")
     if args.bf16 is None:
         args.bf16 = bf16_is_fast(cpu_only=args.cpu)
     if args.base is None:

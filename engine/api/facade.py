@@ -21,14 +21,22 @@ import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from email.utils import parseaddr
 from pathlib import Path
 
 from engine.catalog.store import Catalog, Source, now_iso
 from engine.catalog.texts import TextStore
-from engine.home import diskspace, repair, writelock
+from engine.home import crashpoints, diskspace, repair, writelock
 from engine.home.paths import Layout
-from engine.index.sentences import IndexFormatError, IndexLockedError, SentenceIndex
+from engine.index.sentences import (
+    FORMAT_VERSION,
+    IndexFormatError,
+    IndexLockedError,
+    IndexVersionError,
+    SentenceIndex,
+    index_format,
+)
 from engine.indexer.progress import Progress, RunResult
 from engine.indexer.run import Indexer
 from engine.indexer.scan import Target
@@ -38,7 +46,7 @@ from engine.ingest.walk import source_kind, under, unit_for
 from engine.model import store as model_store
 from engine.model.bundle import ModelIdentity, model_identity
 from engine.model.encoder import SparseEncoder, default_bundle_dir
-from engine.search.answers import Answer, Hit, QueryEncoder, SearchFilters
+from engine.search.answers import Answer, Answers, Hit, QueryEncoder, SearchFilters
 from engine.search.answers import ask as _ask
 from engine.search.defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF
 
@@ -50,8 +58,10 @@ __all__ = [
     "FileError",
     "Hit",
     "IndexLockedError",
+    "MailboxInfo",
     "Progress",
     "SearchFilters",
+    "SenderInfo",
     "SourceInfo",
 ]
 
@@ -80,6 +90,64 @@ class FileError:
     reason: str
     when: str
     skipped: bool = False
+
+
+@dataclass
+class SenderInfo:
+    """A sender of indexed e-mail: ``address`` (lower case), ``name`` (the display name it
+    sends under most, '' when none) and how many ``messages`` it sent."""
+
+    address: str
+    name: str
+    messages: int
+
+    @property
+    def label(self) -> str:
+        """How the sender is shown and typed: 'Ann Lee <ann@x.org>', or the address alone."""
+        return f"{self.name} <{self.address}>" if self.name else self.address
+
+
+@dataclass
+class MailboxInfo:
+    """A mailbox of indexed e-mail. ``name`` is what each message carries (a Maildir
+    folder's or mbox file's name, an e-mail file's folder name), ``path`` the Maildir folder,
+    mbox file or folder of e-mail files, ``kind`` ``maildir``, ``mbox`` or ``folder``;
+    ``label`` the name with as many of its parent folders as tell it from other mailboxes
+    of the same name ('all_documents (wolfe-j)'): what the app lists, and what
+    ``SearchFilters.mailbox`` takes to mean this mailbox alone."""
+
+    name: str
+    path: str
+    kind: str
+    label: str
+    messages: int
+
+
+def mailbox_labels(boxes: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """Labels of (name, path) mailboxes: the name when no other mailbox has it, else the name
+    with the shortest tail of the path's parent folders that sets each apart."""
+    by_name: dict[str, list[tuple[str, str]]] = {}
+    for box in boxes:
+        by_name.setdefault(box[0].lower(), []).append(box)
+    labels: dict[tuple[str, str], str] = {}
+    for same in by_name.values():
+        if len(same) == 1:
+            labels[same[0]] = same[0][0]
+            continue
+        parents = [Path(path).parent.parts for _, path in same]
+
+        def tail(parts: tuple[str, ...], depth: int) -> str:
+            return str(Path(*parts[-depth:])) if parts else ""
+
+        for i, box in enumerate(same):
+            mine = parents[i]
+            for depth in range(1, len(mine) + 1):
+                if all(tail(p, depth) != tail(mine, depth) for j, p in enumerate(parents) if j != i):
+                    labels[box] = f"{box[0]} ({tail(mine, depth)})"
+                    break
+            else:  # same parent folder (a Maildir "x" and ".x"): the whole path
+                labels[box] = f"{box[0]} ({box[1]})"
+    return labels
 
 
 def bundle_problem(bundle: Path) -> str | None:
@@ -156,10 +224,18 @@ class Engine:
         self._watcher = None
         self._indexing = 0
         self._closed = False
+        for gen in self._cat().generations():
+            fmt = index_format(gen.index_dir) if gen.status != "retired" else None
+            if fmt is not None and fmt > FORMAT_VERSION:  # an older one was rebuilt by repair
+                self.close()
+                raise IndexVersionError(Path(gen.index_dir), fmt)
         TextStore(self._cat())  # create this engine's tables up front
         with contextlib.suppress(Exception):
             if not self._cat().read_only:
                 repair.save_sources(self.layout, self._cat().sources())
+        # A home another process is writing: this engine's next run finishes the restore.
+        with contextlib.suppress(IndexLockedError):
+            self._finish_restore()
 
     # ---- plumbing
 
@@ -227,7 +303,10 @@ class Engine:
                 return None
             try:
                 self._reader = SentenceIndex.open(gen.index_dir)
-            except IndexFormatError:
+            except IndexVersionError:
+                raise  # another version's index: ask repairs (rebuilds) it or reports it
+            except IndexFormatError as exc:
+                log.warning("the live index cannot be read: %s", exc)
                 return None
             self._reader_dir = gen.index_dir
         else:
@@ -381,6 +460,8 @@ class Engine:
         try:
             indexer = self._indexer(catalog=cat, **kw)  # type: ignore[arg-type]
             with self._writing("indexing"), self._write_lock:
+                if self._finish_restore() is not None:
+                    self._follow_model_choice()
                 self._indexing += 1
                 before = cat.active_generation()
                 try:
@@ -573,6 +654,8 @@ class Engine:
 
     def _restore_model(self, progress: Callable[[Progress], None] | None) -> dict:
         home = self.layout.home
+        self._finish_restore()  # one interrupted earlier: finish it first
+        self._follow_model_choice()
         prev = model_store.load(home).get("previous") or {}
         cat = self._cat()
         gen = cat.get_generation(int(prev["generation"])) if prev.get("generation") is not None else None
@@ -581,8 +664,37 @@ class Engine:
         bundle = Path(prev["bundle"])
         if not (bundle / "config.json").is_file():
             raise LookupError(f"the previous model's bundle is gone: {bundle}")
+        current = cat.active_generation()
+        # The plan first: the steps below write three stores, and whichever one a crash
+        # interrupts, the next engine to open this home redoes them all (_finish_restore).
+        plan = {
+            "generation": gen.id,
+            "bundle": str(bundle),
+            "retired_at": prev.get("retired_at") or "",
+            "from_generation": None if current is None else current.id,
+            "from_bundle": str(self.bundle_dir),
+            "from_retired_at": now_iso(),
+        }
+        model_store.begin_restore(home, plan)
+        crashpoints.reached("restore:journaled")
+        removed = self._apply_restore(plan)
+        p = self.index(None, progress=progress)
+        return {
+            "generation": gen.id,
+            "bundle": str(bundle),
+            "removed_documents": removed,
+            "reindexed_files": p.files_done,
+            "progress": p,
+        }
+
+    def _apply_restore(self, plan: dict) -> int:
+        """Carry out a restore's plan; every step can be redone after a crash. Returns how
+        many documents deleted since the switch were dropped from the restored index."""
+        cat = self._cat()
+        gen = cat.get_generation(int(plan["generation"]))
+        assert gen is not None
+        bundle = Path(plan["bundle"])
         with self._write_lock:
-            current = cat.active_generation()
             live_keys = {r[0] for r in cat.db.execute("SELECT key FROM doc_texts").fetchall()}
             ix = SentenceIndex.open(gen.index_dir, writable=True)
             try:
@@ -592,32 +704,69 @@ class Engine:
                 ix.commit()
             finally:
                 ix.close()
-            cat.activate_generation(gen.id)
-            if current is not None:
-                # Files indexed before the switch are in the restored index as they are;
-                # the rest are re-indexed by the run below.
-                with cat.transaction():
+            crashpoints.reached("restore:stale-deleted")
+            with cat.transaction():
+                cat.activate_generation(gen.id)
+                if plan.get("from_generation") is not None:
+                    # Files indexed before the switch are in the restored index as they are;
+                    # the rest are re-indexed by the next run.
                     cat.db.execute(
                         "UPDATE files SET generation = ? WHERE generation = ? AND indexed_at <= ?",
-                        [gen.id, current.id, prev.get("retired_at") or ""],
+                        [gen.id, plan["from_generation"], plan.get("retired_at") or ""],
                     )
-            model_store.select(
-                home,
+            crashpoints.reached("restore:activated")
+            model_store.end_restore(
+                self.layout.home,
                 bundle,
                 previous=None
-                if current is None
-                else {"bundle": str(self.bundle_dir), "generation": current.id, "retired_at": now_iso()},
+                if plan.get("from_generation") is None
+                else {
+                    "bundle": plan["from_bundle"],
+                    "generation": plan["from_generation"],
+                    "retired_at": plan["from_retired_at"],
+                },
             )
-            self._use_bundle(bundle)
+            crashpoints.reached("restore:selected")
+            if not self._explicit_bundle:
+                self._use_bundle(bundle)
             self._invalidate_reader()
-        p = self.index(None, progress=progress)
-        return {
-            "generation": gen.id,
-            "bundle": str(bundle),
-            "removed_documents": len(stale),
-            "reindexed_files": p.files_done,
-            "progress": p,
-        }
+        return len(stale)
+
+    def _finish_restore(self) -> str | None:
+        """Finish a restore a crash interrupted (see :mod:`engine.model.store`), under the
+        writer lock; returns what was done, one line, or None when there was nothing to do."""
+        home = self.layout.home
+        if model_store.pending_restore(home) is None:
+            return None
+        with self._writing("finishing an interrupted restore"):
+            plan = model_store.pending_restore(home)  # read again: another process may have
+            if plan is None:  # finished it meanwhile
+                return None
+            gen = self._cat().get_generation(int(plan["generation"]))
+            active = self._cat().active_generation()
+            usable = (
+                gen is not None
+                and (Path(gen.index_dir) / "meta.json").exists()
+                and (gen.status == "retired" or (active is not None and active.id == gen.id))
+                and (Path(plan["bundle"]) / "config.json").is_file()
+            )
+            if not usable:
+                data = model_store.load(home)
+                data.pop("restoring", None)
+                model_store.save(home, data)
+                note = (
+                    f"an interrupted restore of {plan['bundle']} (generation {plan['generation']}) could"
+                    " not be finished: its index or bundle is gone; the current model stays"
+                )
+            else:
+                self._apply_restore(plan)
+                note = (
+                    f"an interrupted restore was finished: {plan['bundle']} (generation"
+                    f" {plan['generation']}) is live; the next indexing run brings it up to date"
+                )
+        log.warning("%s", note)
+        self.repairs.append(note)
+        return note
 
     def model_state(self) -> dict:
         """What the app shows about the model: the bundle in use, whether it is adapted, and
@@ -651,6 +800,9 @@ class Engine:
         fusion: str = DEFAULT_FUSION,
     ) -> list[Answer]:
         """Answers grouped per document, best first (empty before anything is indexed)."""
+        filters, possible = self._mail_filters(filters)
+        if not possible:
+            return Answers()
         try:
             return self._ask(question, top, filters, idf, hybrid, fusion)
         except (KeyboardInterrupt, SystemExit):
@@ -659,6 +811,80 @@ class Engine:
             if not self._repair_index(exc):
                 raise
             return self._ask(question, top, filters, idf, hybrid, fusion)
+
+    # ---- e-mail senders and mailboxes
+
+    def senders(self, containing: str = "") -> list[SenderInfo]:
+        """Everyone who sent indexed e-mail, most messages first; with ``containing``, those
+        whose name or address holds it (case-insensitive): the sender filter's suggestions."""
+        needle = containing.strip().lower()
+        merged: dict[str, SenderInfo] = {}
+        names: dict[str, dict[str, int]] = {}
+        for header, n in self._cat().from_headers(needle):
+            if needle and needle not in header.lower():
+                continue
+            name, addr = parseaddr(header)
+            addr = (addr or header).strip().lower()
+            info = merged.setdefault(addr, SenderInfo(addr, "", 0))
+            info.messages += n
+            name = " ".join(name.split()).strip("'\" ")
+            if name and name.lower() != addr:
+                names.setdefault(addr, {})
+                names[addr][name] = names[addr].get(name, 0) + n
+        for addr, counts in names.items():
+            merged[addr].name = max(counts, key=lambda k: (counts[k], k))
+        return sorted(merged.values(), key=lambda s: (-s.messages, s.address))
+
+    def mailboxes(self) -> list[MailboxInfo]:
+        """Every mailbox of indexed e-mail with its message count, by label."""
+        counts: dict[tuple[str, str], int] = {}
+        kinds: dict[tuple[str, str], str] = {}
+        for name, unit, n in self._cat().mailbox_units():
+            p = Path(unit)
+            if name in (p.name, p.name.lstrip(".")):  # the store is the unit: Maildir or mbox
+                box, kind = (name, unit), "maildir" if os.path.isdir(unit) else "mbox"
+            else:  # e-mail files: their folder
+                box, kind = (name, str(p.parent)), "folder"
+            counts[box] = counts.get(box, 0) + n
+            kinds[box] = kind
+        labels = mailbox_labels(list(counts))
+        out = [MailboxInfo(b[0], b[1], kinds[b], labels[b], n) for b, n in counts.items()]
+        return sorted(out, key=lambda m: (m.label.lower(), m.path))
+
+    def _mail_filters(self, filters: SearchFilters | None) -> tuple[SearchFilters | None, bool]:
+        """The filters with ``sender`` and ``mailbox`` as the index knows them, and False when
+        nothing can match. A sender that is not a known address (a name, part of an address)
+        becomes the addresses of the catalog's senders holding it; a mailbox label or path
+        becomes that mailbox's name, restricted to its folder (within the folder filter)."""
+        if filters is None:
+            return None, True
+        sender: str | tuple[str, ...] | None = filters.sender
+        if isinstance(sender, str) and sender.strip():
+            text = sender.strip()
+            _, addr = parseaddr(text)
+            known = self.senders(addr) if "@" in addr else []
+            if not any(s.address == addr.lower() for s in known):
+                found = tuple(s.address for s in self.senders(text))
+                if not found:
+                    return filters, False
+                sender = found
+        mailbox, folder = filters.mailbox, filters.folder
+        if mailbox and mailbox.strip():
+            wanted = mailbox.strip()
+            box = next(
+                (m for m in self.mailboxes() if wanted.lower() == m.label.lower() or wanted == m.path), None
+            )
+            if box is not None and (box.label != box.name or wanted == box.path):
+                mailbox = box.name
+                where = box.path if box.kind != "mbox" else str(Path(box.path).parent)
+                if folder:
+                    mine = str(Path(folder).expanduser().absolute())
+                    if under(mine, where):
+                        where = mine
+                    elif not under(where, mine):
+                        return filters, False
+                folder = where
+        return replace(filters, sender=sender, mailbox=mailbox, folder=folder), True
 
     def _repair_index(self, exc: BaseException) -> bool:
         """After a failure reading the index: repair it if it is damaged (True), else False."""

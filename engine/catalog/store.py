@@ -19,7 +19,9 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+import logging
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +32,11 @@ import sqlite_utils
 
 from engine.home.paths import STORE_MARK, from_store, parse_generation, to_store
 
+log = logging.getLogger(__name__)
+
+#: The catalog's schema, kept in SQLite's ``user_version``. Opening a catalog of an older
+#: schema upgrades it (:meth:`Catalog._create_tables`); one of a newer schema is refused with
+#: :class:`CatalogVersionError` and left as it is.
 SCHEMA_VERSION = 1
 #: How long a write waits for another connection's transaction (SQLite's busy timeout).
 BUSY_TIMEOUT_S = 30.0
@@ -37,6 +44,18 @@ BUSY_TIMEOUT_S = 30.0
 FILE_STATUSES = ("ok", "error", "pending")
 SOURCE_KINDS = ("folder", "mailstore")
 GENERATION_STATUSES = ("building", "active", "retired")
+
+
+class CatalogVersionError(RuntimeError):
+    """The catalog was written by a newer sparcdesk (a newer schema than this one reads)."""
+
+    def __init__(self, path: Path, found: int) -> None:
+        self.path, self.found = Path(path), found
+        super().__init__(
+            f"the catalog {path} was written by a newer sparcdesk (catalog schema {found}; this version"
+            f" reads schema {SCHEMA_VERSION} and older): run that newer sparcdesk, or, to index afresh"
+            f" with this one, move the data folder {Path(path).parent} aside and add your folders again"
+        )
 
 
 def now_iso() -> str:
@@ -272,11 +291,18 @@ class Catalog:
         return int(rows[0]) == len(names)
 
     def _create_tables(self) -> None:
-        if (
-            self._conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-            and self._has_tables("sources", "files", "documents", "messages", "generations", "idx_one_active")
+        version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            self._conn.close()
+            raise CatalogVersionError(self.path, version)
+        if version == SCHEMA_VERSION and self._has_tables(
+            "sources", "files", "documents", "messages", "generations", "idx_one_active"
         ):
             return  # created before: nothing to write
+        if version < SCHEMA_VERSION and self._has_tables("sources"):
+            # An older catalog: schema 1 is the first, so the upgrade is creating what is
+            # missing below; a later schema adds its steps here, keyed by the version found.
+            log.info("upgrading the catalog %s from schema %d to %d", self.path, version, SCHEMA_VERSION)
         db = self.db
         db["sources"].create(
             {
@@ -676,6 +702,22 @@ class Catalog:
         return [
             self._message(r) for r in self.db["messages"].rows_where("thread = ?", [thread], order_by="date")
         ]
+
+    def from_headers(self, containing: str = "") -> list[tuple[str, int]]:
+        """Distinct From headers of the stored messages with how many each sent (only those
+        containing ``containing``, ASCII case-insensitive), for sender suggestions and filters."""
+        sql = "SELECT from_addr, COUNT(*) FROM messages WHERE from_addr != ''"
+        args: list[Any] = []
+        if containing:
+            sql += " AND from_addr LIKE ? ESCAPE '\\'"
+            args.append("%" + re.sub(r"([%_\\])", r"\\\1", containing) + "%")
+        return [(str(h), int(n)) for h, n in self._conn.execute(sql + " GROUP BY from_addr", args)]
+
+    def mailbox_units(self) -> list[tuple[str, str, int]]:
+        """(mailbox name, unit holding the messages, message count) of the stored messages: a
+        Maildir folder or mbox file per store, an e-mail file per message otherwise."""
+        sql = "SELECT mailbox, file, COUNT(*) FROM messages WHERE mailbox != '' GROUP BY mailbox, file"
+        return [(str(m), str(f), int(n)) for m, f, n in self._conn.execute(sql)]
 
     # ---- generations
 

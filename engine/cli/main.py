@@ -607,7 +607,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from engine.index.sentences import IndexLockedError
+    from engine.catalog.store import CatalogVersionError
+    from engine.index.sentences import IndexLockedError, IndexVersionError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     # File names that are not valid UTF-8 are printed as their bytes (as ls does) instead of
@@ -643,6 +644,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_LOCKED
     except FileNotFoundError as exc:
+        print(f"sparcdesk: {exc}", file=sys.stderr)
+        return 1
+    except (CatalogVersionError, IndexVersionError) as exc:  # what to do is in the message
         print(f"sparcdesk: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -107,6 +107,10 @@ def catalog_problem(path: Path) -> str | None:
     except sqlite3.Error as exc:
         return str(exc)
     try:
+        from engine.catalog.store import SCHEMA_VERSION
+
+        if con.execute("PRAGMA user_version").fetchone()[0] > SCHEMA_VERSION:
+            return None  # a newer sparcdesk's catalog is not damage: opening it says what to do
         names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         missing = {"sources", "files", "generations"} - names
         if missing:
@@ -298,6 +302,7 @@ def repair_generations(layout: Layout, catalog: object) -> list[str]:
     """Move aside every live or building generation that is damaged; its files are marked for
     re-encoding, which any indexing run does."""
     from engine.catalog.store import Catalog
+    from engine.index.sentences import FORMAT_VERSION, index_format
 
     assert isinstance(catalog, Catalog)
     notes: list[str] = []
@@ -308,6 +313,9 @@ def repair_generations(layout: Layout, catalog: object) -> list[str]:
         claimed = catalog.files_in_generation(gen.id)
         if not folder.exists() and not claimed:
             continue  # a building generation not started yet
+        fmt = index_format(folder)
+        if fmt is not None and fmt > FORMAT_VERSION:
+            continue  # a newer sparcdesk's index is not damage: the engine refuses to open it
         problem = index_problem(folder, layout)
         if problem is None:
             continue
@@ -321,6 +329,14 @@ def repair_generations(layout: Layout, catalog: object) -> list[str]:
                 catalog.db.execute("DELETE FROM index_journal")
         with contextlib.suppress(OSError):
             (layout.index_root / f".{folder.name}{_VERIFIED}").unlink()
+        if fmt is not None and fmt < FORMAT_VERSION:
+            notes.append(
+                f"index {folder.name} was made by an older sparcdesk (index format {fmt}; this version"
+                f" reads format {FORMAT_VERSION}):{where} run 'sparcdesk index' on your folders"
+                f" ('sparcdesk sources' lists them) to rebuild it ({claimed} files; the window does it"
+                " when it starts); until then questions find nothing"
+            )
+            continue
         notes.append(
             f"index {folder.name} was damaged ({problem}):{where} the next indexing run rebuilds it"
             f" from the sources ({claimed} files)"

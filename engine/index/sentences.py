@@ -84,6 +84,37 @@ class IndexFormatError(RuntimeError):
     """The directory is not a sparcdesk sentence index this code can read."""
 
 
+class IndexVersionError(IndexFormatError):
+    """The index was made by another version of sparcdesk, in another index format. An older
+    one is rebuilt from the sources (:mod:`engine.home.repair`); a newer one is left as it is."""
+
+    def __init__(self, path: Path, found: int) -> None:
+        self.path, self.found = Path(path), found
+        self.newer = found > FORMAT_VERSION
+        if self.newer:
+            what = (
+                f"the index {path} was made by a newer sparcdesk (index format {found}; this version"
+                f" reads format {FORMAT_VERSION}): run that newer sparcdesk, or, to index afresh with"
+                " this one, move the data folder aside and add your folders again"
+            )
+        else:
+            what = (
+                f"the index {path} was made by an older sparcdesk (index format {found}; this version"
+                f" reads format {FORMAT_VERSION}): run 'sparcdesk index' on your folders ('sparcdesk sources'"
+                " lists them) to rebuild it"
+            )
+        super().__init__(what)
+
+
+def index_format(path: str | os.PathLike[str]) -> int | None:
+    """The index format recorded in the index at ``path`` (None: no readable metadata)."""
+    try:
+        meta = json.loads((Path(path) / META_FILE).read_text(encoding="utf-8"))
+        return int(meta.get("format", 0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
 @dataclass
 class SentenceRecord:
     """One sentence and what the app shows or filters on.
@@ -122,7 +153,7 @@ class Filters:
     ``kinds``: any of these kinds. ``date_from``/``date_to``: inclusive, seconds since the
     epoch, datetimes or dates (a ``date_to`` date includes the whole day, UTC); sentences
     without a date are excluded by a date filter.
-    ``sender``/``mailbox``: exact, case-insensitive. ``doc_keys``: any of these documents;
+    ``sender`` (any of several)/``mailbox``: exact, case-insensitive. ``doc_keys``: any of these documents;
     ``exclude_keys``: none of these.
     """
 
@@ -130,7 +161,7 @@ class Filters:
     kinds: Sequence[str] | None = None
     date_from: int | _dt.date | None = None
     date_to: int | _dt.date | None = None
-    sender: str | None = None
+    sender: str | Sequence[str] | None = None
     mailbox: str | None = None
     doc_keys: Sequence[str] | None = None
     exclude_keys: Sequence[str] | None = None
@@ -425,7 +456,7 @@ class SentenceIndex:
         except FileNotFoundError as e:
             raise IndexFormatError(f"no sparcdesk index at {p}") from e
         if int(meta.get("format", 0)) != FORMAT_VERSION:
-            raise IndexFormatError(f"index at {p} has format {meta.get('format')}, expected {FORMAT_VERSION}")
+            raise IndexVersionError(p, int(meta.get("format", 0)))
         try:
             index = tantivy.Index.open(str(p))
         except (ValueError, OSError) as e:
@@ -734,7 +765,8 @@ class SentenceIndex:
         if filters.kinds is not None:
             any_of("kind", filters.kinds)
         if filters.sender is not None:
-            any_of("sender", [filters.sender.strip().lower()])
+            senders = [filters.sender] if isinstance(filters.sender, str) else filters.sender
+            any_of("sender", sorted({s.strip().lower() for s in senders}))
         if filters.mailbox is not None:
             any_of("mailbox", [filters.mailbox.strip().lower()])
         if filters.doc_keys is not None:

@@ -11,11 +11,22 @@ sentence's own word pieces (positions 1..n): a sentence then differs from its ne
 the costly projection onto the vocabulary runs on a few dozen positions. ``pooling="all"``
 (SPARC.md's open alternative, measured in docs/training.md) marks every word piece of sentence
 and context, so the mask spans the whole input.
+
+Passage layout (a bundle with ``encoding: "passage"``, issue 13): one encoder pass per passage
+instead of one per sentence,
+
+    [CLS] sentence_1 sentence_2 ... sentence_n [SEP]
+
+with ``token_type_ids`` 0 throughout and ``span_mask[b, j]`` marking sentence j's own positions,
+so each sentence's vector is pooled over its own span of the shared encoding. A passage longer
+than ``max_length`` is cut into windows at sentence boundaries (``passage_windows``): a sentence
+is never split across windows; one longer than a whole window is truncated to it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from tokenizers import Tokenizer
@@ -24,6 +35,9 @@ DEFAULT_MAX_LENGTH = 256
 #: where the sentence vector is max-pooled: its own word pieces, or every word piece of the input
 POOLINGS = ("sentence", "all")
 DEFAULT_POOLING = "sentence"
+#: one encoder pass per sentence (``[CLS] sentence [SEP] context [SEP]``) or per passage window
+ENCODINGS = ("sentence", "passage")
+DEFAULT_ENCODING = "sentence"
 
 
 def load_tokenizer(path: str) -> Tokenizer:
@@ -85,6 +99,71 @@ def build_features(
         "attention_mask": attention,
         "token_type_ids": token_types,
         "sentence_mask": sentence_mask,
+    }
+
+
+@dataclass(frozen=True)
+class PassageWindow:
+    """One encoder input of the passage layout: ``[CLS] sentences [SEP]``."""
+
+    passage: int  # index of the passage in the input
+    first: int  # index, within the passage, of the window's first sentence
+    ids: tuple[int, ...]  # word-piece ids, [CLS] and [SEP] included
+    spans: tuple[tuple[int, int], ...]  # each sentence's [start, end) positions in ``ids``
+
+
+def passage_windows(
+    tokenizer: Tokenizer, passages: Sequence[Sequence[str]], max_length: int = DEFAULT_MAX_LENGTH
+) -> list[PassageWindow]:
+    """Every passage's sentences packed in order into windows of at most ``max_length`` word
+    pieces; a new window starts only at a sentence that would not fit (never inside one)."""
+    room = max_length - 2
+    if room < 1:
+        raise ValueError(f"max_length {max_length} leaves no room for a sentence")
+    cls_id = tokenizer.token_to_id("[CLS]")
+    sep_id = tokenizer.token_to_id("[SEP]")
+    flat = [s for p in passages for s in p]
+    pieces = [e.ids[:room] for e in tokenizer.encode_batch(flat, add_special_tokens=False)] if flat else []
+    windows: list[PassageWindow] = []
+    k = 0
+    for pi, passage in enumerate(passages):
+        body: list[int] = []
+        spans: list[tuple[int, int]] = []
+        first = 0
+        for si in range(len(passage)):
+            ids = pieces[k]
+            k += 1
+            if spans and len(body) + len(ids) > room:
+                windows.append(PassageWindow(pi, first, (cls_id, *body, sep_id), tuple(spans)))
+                body, spans, first = [], [], si
+            spans.append((1 + len(body), 1 + len(body) + len(ids)))
+            body.extend(ids)
+        if spans:
+            windows.append(PassageWindow(pi, first, (cls_id, *body, sep_id), tuple(spans)))
+    return windows
+
+
+def window_features(tokenizer: Tokenizer, windows: Sequence[PassageWindow]) -> dict[str, np.ndarray]:
+    """Encoder inputs for a batch of passage windows: ``input_ids``, ``attention_mask``,
+    ``token_type_ids`` [b, L] and ``span_mask`` [b, S, L] (S = most sentences in one window;
+    the rows of a window's missing sentences are all zero)."""
+    pad_id = tokenizer.token_to_id("[PAD]") or 0
+    batch = len(windows)
+    width = max((len(w.ids) for w in windows), default=0)
+    slots = max((len(w.spans) for w in windows), default=0)
+    input_ids = np.full((batch, width), pad_id, dtype=np.int64)
+    attention = np.zeros((batch, width), dtype=np.int64)
+    span_mask = np.zeros((batch, slots, width), dtype=np.int64)
+    for i, w in enumerate(windows):
+        input_ids[i, : len(w.ids)] = w.ids
+        attention[i, : len(w.ids)] = 1
+        for j, (a, b) in enumerate(w.spans):
+            span_mask[i, j, a:b] = 1
+    return {
+        "input_ids": input_ids,
+        "attention_mask": attention,
+        "token_type_ids": np.zeros((batch, width), dtype=np.int64),
+        "span_mask": span_mask,
     }
 
 

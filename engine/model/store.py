@@ -9,7 +9,11 @@ choice lives in ``HOME/model.json`` (written atomically)::
                   "retired_at": "2026-11-22T08:20:01+00:00"}}
 
 ``previous`` is the generation retired by the last switch (its folder is kept) and the
-bundle it was encoded with: ``sparcdesk restore`` makes them live again in one step.
+bundle it was encoded with: ``sparcdesk restore`` makes them live again. A restore writes the
+index, the catalog and this file one after the other, so it first records its plan here
+(``restoring``, :func:`begin_restore`); whichever step a crash interrupts, the next engine to
+open the data folder redoes the steps and :func:`end_restore` removes the plan in the same
+write that selects the restored bundle.
 """
 
 from __future__ import annotations
@@ -64,6 +68,28 @@ def select(home: Path, bundle: Path, previous: dict[str, Any] | None = None, kee
     data["bundle"] = str(bundle)
     if previous is not None or not keep_previous:
         data["previous"] = previous
+    save(home, data)
+
+
+def begin_restore(home: Path, plan: dict[str, Any]) -> None:
+    """Record a restore about to start (see the module docstring)."""
+    data = load(home)
+    data["restoring"] = plan
+    save(home, data)
+
+
+def pending_restore(home: Path) -> dict[str, Any] | None:
+    """The plan of a restore that started and did not finish, or None."""
+    plan = load(home).get("restoring")
+    return plan if isinstance(plan, dict) and "generation" in plan and "bundle" in plan else None
+
+
+def end_restore(home: Path, bundle: Path, previous: dict[str, Any] | None) -> None:
+    """Select the restored ``bundle`` with ``previous`` and drop the plan, in one write."""
+    data = load(home)
+    data.pop("restoring", None)
+    data["bundle"] = str(bundle)
+    data["previous"] = previous
     save(home, data)
 
 

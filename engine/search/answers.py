@@ -183,13 +183,16 @@ class SearchFilters:
     """Restrict answers without changing scores. ``folder``: documents under this folder;
     ``kinds``: any of these kinds (``text``, ``pdf``, ``email`` ...); ``date_from``/``date_to``:
     inclusive (file modification date, or an e-mail's Date); ``sender``: an address (or a
-    From header, whose address is used); ``mailbox``: a mailbox (mbox file or Maildir) name."""
+    From header, whose address is used), several (any of them), or, through ``Engine.ask``,
+    part of a sender's name or address; ``mailbox``: a mailbox name (an mbox file's, a
+    Maildir's, an e-mail file's folder), or through ``Engine.ask`` a label of
+    ``Engine.mailboxes()`` ('all_documents (wolfe-j)') or a mailbox's path: that one alone."""
 
     folder: str | None = None
     kinds: list[str] | None = None
     date_from: _dt.date | None = None
     date_to: _dt.date | None = None
-    sender: str | None = None
+    sender: str | Sequence[str] | None = None
     mailbox: str | None = None
 
 
@@ -301,10 +304,10 @@ def to_index_filters(
         return None
     f = filters or SearchFilters()
     folder = str(Path(f.folder).expanduser().absolute()) if f.folder else None
-    sender = None
+    sender: list[str] | None = None
     if f.sender:
-        _, addr = parseaddr(f.sender)
-        sender = (addr or f.sender).strip().lower()
+        given = [f.sender] if isinstance(f.sender, str) else list(f.sender)
+        sender = [(parseaddr(s)[1] or s).strip().lower() for s in given]
     out = Filters(
         folder=folder,
         kinds=list(f.kinds) if f.kinds else None,
