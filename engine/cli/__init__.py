@@ -1,6 +1,14 @@
-"""The ``sparcdesk`` command line (:mod:`engine.cli.main`); ``main`` is the console script's
-entry point, ``engine.cli:main``, so installed launchers keep working across versions."""
+"""The ``sparcdesk`` command line (:mod:`engine.cli.main`).
 
-from engine.cli.main import main
+``engine.cli:main`` is the console script's entry point, so installed launchers keep working
+across versions; it loads :mod:`engine.cli.main` when called, not at import, so that
+``python -m engine.cli.main`` runs a module that is not yet loaded."""
 
-__all__ = ["main"]
+from __future__ import annotations
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line (see :func:`engine.cli.main.main`)."""
+    from engine.cli.main import main as run
+
+    return run(argv)
