@@ -305,15 +305,33 @@ def test_progress_cancel_then_resume_without_duplicates(engine: Engine, tmp_path
 
 
 def test_pause_then_resume(engine: Engine, tmp_path: Path) -> None:
+    """A run started paused reports "paused" before its first file and holds there until
+    the pause is lifted, then completes."""
     files = _corpus(tmp_path / "notes", 6)
     pause = threading.Event()
     pause.set()
-    phases: list[str] = []
-    threading.Timer(0.6, pause.clear).start()
-    t0 = time.monotonic()
-    p = engine.index([tmp_path / "notes"], progress=lambda p: phases.append(p.phase), pause=pause)
-    assert p.phase == "done" and time.monotonic() - t0 >= 0.6
-    assert "paused" in phases
+    seen: list = []
+    paused = threading.Event()
+    finished: list = []
+
+    def progress(p) -> None:
+        seen.append(p)
+        if p.phase == "paused":
+            paused.set()
+
+    worker = threading.Thread(
+        target=lambda: finished.append(engine.index([tmp_path / "notes"], progress=progress, pause=pause))
+    )
+    worker.start()
+    try:
+        assert paused.wait(timeout=120), [p.phase for p in seen]
+        assert worker.is_alive() and not finished  # held by the pause
+        assert next(p for p in seen if p.phase == "paused").files_done == 0
+    finally:
+        pause.clear()
+        worker.join(timeout=300)
+    assert not worker.is_alive() and finished and finished[0].phase == "done"
+    assert finished[0].files_done == 6
     assert_complete(engine, files)
 
 
