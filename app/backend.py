@@ -67,6 +67,7 @@ class Backend(QObject):
     action_failed = Signal(str, str)  # what, message
     watch_event = Signal(object)  # whatever the engine's on_change passed
     watching_changed = Signal(bool)
+    mail_catalog_ready = Signal(object, object)  # list[SenderInfo], list[MailboxInfo]
     _refresh_requested = Signal()  # emitted on worker threads, handled on the GUI thread
 
     def __init__(
@@ -239,6 +240,19 @@ class Backend(QObject):
             self.status_changed.emit(status)
 
         self.query_lane.submit(job, done, lambda e, tb: log.warning("refresh failed:\n%s", tb))
+
+    def load_mail_catalog(self) -> None:
+        """Read every indexed sender and mailbox (for the e-mail filters' suggestions)."""
+        if self.engine is None or self._closed:
+            return
+
+        def job() -> tuple[list, list]:
+            return list(self.engine.senders()), list(self.engine.mailboxes())
+
+        def done(result: tuple[list, list]) -> None:
+            self.mail_catalog_ready.emit(*result)
+
+        self.query_lane.submit(job, done, lambda e, tb: log.warning("mail catalog failed:\n%s", tb))
 
     # ------------------------------------------------------------------ index lane
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QProcess, QSettings, QStringListModel, Qt, QTimer, QUrl, Slot
+from PySide6.QtCore import QByteArray, QProcess, QSettings, QStringListModel, Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QCompleter,
@@ -56,6 +56,10 @@ AUTO_ADAPT_MIN_SENTENCES = 5000
 #: (docs/ood.md, "Every combination"; those two are engine.search_defaults).
 AUTO_ADAPT_DEFAULT = False
 HISTORY_SIZE = 50
+#: When the index changes under the results on screen (an indexing run ends, a watched file
+#: changes, a source is removed, an adaptation goes live), the question is asked again after
+#: this many ms without a further change, keeping the selection where its document remains.
+LIVE_REFRESH_MS = 500
 
 
 def default_filters_type():
@@ -92,6 +96,9 @@ class SearchField(QLineEdit):
 
 
 class MainWindow(QMainWindow):
+    #: The results on screen were refreshed after a change of the index (the new SearchResult).
+    results_refreshed = Signal(object)
+
     def __init__(self, backend: Backend, settings: QSettings, filters_type: Any = None) -> None:
         super().__init__()
         install_none_guard()
@@ -102,6 +109,9 @@ class MainWindow(QMainWindow):
         self.errors: list = []
         self.last_result: SearchResult | None = None
         self._last_query: str | None = None
+        self._asked: dict[str, Any] | None = None  # the last question as asked, for live refresh
+        self._live_request = 0  # the backend request of a live refresh in flight
+        self._restoring = False  # the results are being replaced by a live refresh
         self._searching = False
         self._sources_known = False
         self._index_started_at = 0.0
@@ -160,6 +170,8 @@ class MainWindow(QMainWindow):
         self.filters.changed.connect(self._filters_changed)
         self._filter_timer = QTimer(self, singleShot=True, interval=250)
         self._filter_timer.timeout.connect(self._rerun_for_filters)
+        self._live_timer = QTimer(self, singleShot=True, interval=LIVE_REFRESH_MS)
+        self._live_timer.timeout.connect(self._index_settled)
 
         self.model = ResultsModel(self)
         self.results = ResultsView()
@@ -253,7 +265,9 @@ class MainWindow(QMainWindow):
         self.act_add_folder = A(
             "Add &folder…", self.add_folder, "Ctrl+Shift+N", "Index a folder and search it"
         )
-        self.act_add_mail = A("Add &mail store…", self.add_mail_store, None, "Index an mbox file")
+        self.act_add_mail = A(
+            "Add &mail store…", self.add_mail_store, None, "Index a Maildir, a folder of .eml files or an mbox file"
+        )
         self.act_sources = A(
             "&Sources…", self.show_sources, "Ctrl+Shift+S", "Folders and mail stores, counts, failed files"
         )
@@ -387,6 +401,10 @@ class MainWindow(QMainWindow):
         b.watch_event.connect(self._watch_event)
         b.watching_changed.connect(self._watching_changed)
         b.status_changed.connect(self._status_changed)
+        b.mail_catalog_ready.connect(self.filters.set_mail_catalog)
+        # every change of the index: results on screen and the e-mail filters follow it
+        b.index_finished.connect(lambda _final, _error: self._index_changed())
+        b.watch_event.connect(lambda _event: self._index_changed())
 
     # ================================================================== settings
 
@@ -492,6 +510,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _engine_ready(self) -> None:
         self.statusBar().showMessage("Ready", 3000)
+        self.backend.load_mail_catalog()
         # Files changed while the app was closed, and a run cut short by quitting, are
         # caught up with at start: by the watch (it indexes every source first), or else by
         # resuming the interrupted run.
@@ -567,8 +586,11 @@ class MainWindow(QMainWindow):
         question = self.search.text().strip()
         if not self.backend.is_ready:
             return
+        self._live_timer.stop()
+        self._live_request = 0
         if not question:
             self._last_query = None
+            self._asked = None
             self.model.set_answers([])
             self.preview.clear()
             self._idle_page()
@@ -577,23 +599,28 @@ class MainWindow(QMainWindow):
         self._remember(question)
         self._searching = True
         self.statusBar().showMessage("Searching…")
-        self.backend.ask(
-            question,
-            filters=self.current_filters(),
-            top=self.top,
-            idf=self.act_idf.isChecked(),
-            hybrid=self.act_hybrid.isChecked(),
-        )
+        self._asked = {
+            "question": question,
+            "filters": self.current_filters(),
+            "top": self.top,
+            "idf": self.act_idf.isChecked(),
+            "hybrid": self.act_hybrid.isChecked(),
+        }
+        self.backend.ask(**self._asked)
 
     def _remember(self, question: str) -> None:
         items = [q for q in self.history.stringList() if q != question]
         self.history.setStringList([question, *items][:HISTORY_SIZE])
 
     def _show_answers(self, result: SearchResult) -> None:
+        live, self._live_request = result.request == self._live_request, 0
+        if live and result.answers and self.stack.currentWidget() is self.results:
+            self._show_refreshed(result)
+            self.results_refreshed.emit(result)
+            return
         self._searching = False
         self.last_result = result
         answers = result.answers
-        self.filters.learn(answers)
         self.model.set_answers(answers)
         mode = "hybrid" if result.hybrid else "neural"
         where = self.filters.describe() if self.current_filters() is not None else ""
@@ -618,8 +645,66 @@ class MainWindow(QMainWindow):
         n = len(answers)
         found = f"{n} document{'s' if n != 1 else ''}" if result.answered else f"No answer · {n} closest matches"
         self.statusBar().showMessage(f"{found}{where} · {result.seconds * 1000:.0f} ms · {mode}")
+        if live:
+            self.results_refreshed.emit(result)
 
-    def _search_failed(self, _req: int, message: str) -> None:
+    # ================================================================== live results
+
+    def _index_changed(self) -> None:
+        """The index changed (debounced): the e-mail filters and the results on screen follow."""
+        self._live_timer.start()
+
+    def _index_settled(self) -> None:
+        self.backend.load_mail_catalog()
+        if self._asked is None or self._last_query is None or self._searching or not self.backend.is_ready:
+            return
+        self._live_request = self.backend.ask(**self._asked)
+
+    def _show_refreshed(self, result: SearchResult) -> None:
+        """New answers to the question on screen: the selected document stays selected where
+        it was in the view, and its preview where it was scrolled; one that is gone is said
+        so in the preview. Focus stays where the user has it."""
+        view = self.results
+        previous = self.current_answer()
+        index = view.currentIndex()
+        old_top = view.visualRect(index).top() if index.isValid() else None
+        bar = view.verticalScrollBar()
+        scroll = bar.value()
+        self.last_result = result
+        self._restoring = True
+        try:
+            self.model.set_answers(result.answers)
+            view.doItemsLayout()
+            keys = [a.doc_key for a in result.answers]
+            row = keys.index(previous.doc_key) if previous is not None and previous.doc_key in keys else -1
+            if row >= 0:
+                auto = view.hasAutoScroll()
+                view.setAutoScroll(False)
+                view.setCurrentIndex(self.model.index(row, 0))
+                view.setAutoScroll(auto)
+                if old_top is not None:
+                    bar.setValue(bar.value() + view.visualRect(self.model.index(row, 0)).top() - old_top)
+            else:
+                bar.setValue(scroll)
+        finally:
+            self._restoring = False
+        self.no_answer.setVisible(self._no_answer_shown())
+        if row >= 0:
+            answer = result.answers[row]
+            self.preview.refresh_answer(answer)
+            self.backend.load_document(answer.doc_key)
+        elif previous is not None:
+            self.preview.show_gone(previous)
+        n = len(result.answers)
+        self.statusBar().showMessage(
+            f"Results updated: the index changed · {n} document{'s' if n != 1 else ''}", 5000
+        )
+
+    def _search_failed(self, req: int, message: str) -> None:
+        if req == self._live_request:  # a live refresh: the results on screen stay
+            self._live_request = 0
+            self.statusBar().showMessage(f"Could not refresh the results: {message}", 8000)
+            return
         self._searching = False
         self.model.set_answers([])
         self.preview.clear()
@@ -643,6 +728,8 @@ class MainWindow(QMainWindow):
             self.run_search()
 
     def _current_changed(self, current, _previous) -> None:
+        if self._restoring:  # a live refresh places the selection and the preview itself
+            return
         answer = self.model.answer(current.row()) if current.isValid() else None
         if answer is None:
             self.preview.clear()

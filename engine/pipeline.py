@@ -469,6 +469,9 @@ class PreparedDoc:
     whole: DocumentText | None = None
     #: Stands in for a file whose content could not be read: its name only.
     name_only: bool = False
+    #: Each sentence's passage (a number within the document; a header line is one of its
+    #: own): a passage bundle encodes a passage's sentences in one pass.
+    passages: list[int] = field(default_factory=list)
 
 
 def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
@@ -499,15 +502,17 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     sentences: list[str] = []
     contexts: list[str] = []
     records: list[SentenceRecord] = []
+    groups: list[int] = []
     position = 0
     passages = passages_of(doc.text, doc.kind)
     n = sum(len(p) for p in passages)
     if n > MAX_SENTENCES:
         raise ExtractionError(doc.key, f"too many sentences ({n:,} > {MAX_SENTENCES:,} limit): skipped")
-    for passage in passages:
+    for number, passage in enumerate(passages):
         p_start, p_end = passage[0].start, passage[-1].end
         passage_text = doc.text[p_start:p_end]
         for i, span in enumerate(passage):
+            groups.append(number)
             sentences.append(span.text)
             contexts.append(" ".join(s.text for j, s in enumerate(passage) if j != i))
             rec = SentenceRecord(
@@ -533,6 +538,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
         # context's positions too, so the other lines as context would give every line the
         # names of all the others.
         for name, line in header:
+            groups.append(len(passages) + len(groups))  # a passage of its own
             sentences.append(line)
             contexts.append("")
             records.append(SentenceRecord(text=line, position=position, passage=line, field=name, **common))
@@ -553,7 +559,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             subject=origin.get("subject", ""),
             name=Path(doc.path).name if doc.path and doc.kind != "email" else "",
         )
-    return PreparedDoc(doc, document_digest(doc), sentences, contexts, records, whole)
+    return PreparedDoc(doc, document_digest(doc), sentences, contexts, records, whole, passages=groups)
 
 
 def message_row(doc: Document, unit: str) -> MessageRow:
@@ -615,6 +621,7 @@ class _Pending:
     record: SentenceRecord
     sentence: str
     context: str
+    passage: int = 0  # PreparedDoc.passages
 
 
 @dataclass
@@ -1055,8 +1062,10 @@ class Indexer:
             job.sentences += len(prepared.records)
             if prepared.whole is not None:
                 self._wholes.append(prepared.whole)
-            for rec, s, c in zip(prepared.records, prepared.sentences, prepared.contexts, strict=True):
-                self._buffer.append(_Pending(job, rec, s, c))
+            for rec, s, c, g in zip(
+                prepared.records, prepared.sentences, prepared.contexts, prepared.passages, strict=True
+            ):
+                self._buffer.append(_Pending(job, rec, s, c, g))
                 job.outstanding += 1
         except Exception as exc:  # anything odd in one document must not stop the run
             job.reasons.append(f"{doc.key}: {type(exc).__name__}: {exc}")
@@ -1083,7 +1092,9 @@ class Indexer:
         job.sentences += len(prepared.records)
         if prepared.whole is not None:
             self._wholes.append(prepared.whole)
-        self._buffer.append(_Pending(job, prepared.records[i], prepared.sentences[i], prepared.contexts[i]))
+        self._buffer.append(
+            _Pending(job, prepared.records[i], prepared.sentences[i], prepared.contexts[i], prepared.passages[i])
+        )
         job.outstanding += 1
         return True
 
@@ -1145,8 +1156,12 @@ class Indexer:
             self._apply_deletes()
             return
         items, self._buffer = self._buffer, []
+        # a document's sentences are buffered together, so no passage spans two flushes
         vectors = self.encoder.encode(
-            [p.sentence for p in items], [p.context for p in items], self.batch_size
+            [p.sentence for p in items],
+            [p.context for p in items],
+            self.batch_size,
+            groups=[(id(p.job), p.record.doc_key, p.passage) for p in items],
         )
         index = self._ensure_index(vectors)
         self._apply_deletes()
