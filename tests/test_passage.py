@@ -255,3 +255,44 @@ def test_unknown_encoding_is_a_clear_error(tmp_path):
 
     with pytest.raises(ValueError, match=r"config\.json: unknown encoding 'document'"):
         BundleConfig.load(bundle)
+
+
+def test_evaluation_encodes_a_passage_bundle_by_whole_passages(
+    passage_run, squad_handful, tmp_path, monkeypatch
+):
+    """``sparcdesk-train evaluate`` on a small real pool with the passage bundle: chunks of the
+    pool never cut a passage (chunk size 16 here), and the SPARC row ranks real questions well
+    above chance."""
+    import trainer.evaluate as ev
+
+    _model, bundle, _cfg, _log = passage_run
+    _folder, sentences, examples = squad_handful
+    pool, questions = tmp_path / "sentences.jsonl", tmp_path / "questions.jsonl"
+    pool.write_text(
+        "".join(
+            json.dumps({"id": s.id, "passage_id": s.passage_id, "text": s.text}) + "\n" for s in sentences
+        ),
+        encoding="utf-8",
+    )
+    questions.write_text(
+        "".join(json.dumps({"id": e.qid, "question": e.question, "gold": [e.pos]}) + "\n" for e in examples),
+        encoding="utf-8",
+    )
+    calls: list[list] = []
+    real = SparseEncoder.encode
+
+    def spy(self, sentences, contexts, batch_size=4, groups=None):
+        calls.append(list(groups))
+        return real(self, sentences, contexts, batch_size, groups)
+
+    monkeypatch.setattr(ev, "ENCODE_CHUNK", 16)
+    monkeypatch.setattr(SparseEncoder, "encode", spy)
+    report = ev.run_evaluation(pool, questions, model_dir=bundle, baselines=[], cache_dir=None, threads=1)
+    assert len(calls) > 2
+    assert sum(len(c) for c in calls) == len(sentences)
+    for a, b in zip(calls, calls[1:], strict=False):
+        assert not set(a) & set(b), "a passage was cut between two chunks"
+    (row,) = report["results"]
+    print(row)
+    chance = 100 * sum(1 / r for r in range(1, len(sentences) + 1)) / len(sentences)
+    assert row["mrr@1000"] > 3 * chance, (row["mrr@1000"], chance)
