@@ -69,6 +69,7 @@ class Backend(QObject):
     watching_changed = Signal(bool)
     mail_catalog_ready = Signal(object, object)  # list[SenderInfo], list[MailboxInfo]
     _refresh_requested = Signal()  # emitted on worker threads, handled on the GUI thread
+    _watch_batch = Signal(object, object)  # paths, reply: from the watch thread to the GUI thread
 
     def __init__(
         self,
@@ -106,6 +107,7 @@ class Backend(QObject):
         self.last_progress: Any = None
         self.progress.connect(self._remember_progress)
         self._refresh_requested.connect(self.refresh)
+        self._watch_batch.connect(self._queue_watch_batch)
 
     def _remember_progress(self, p: Any) -> None:
         self.last_progress = p
@@ -437,7 +439,7 @@ class Backend(QObject):
                 # Engine.add_source does not tell a running watcher about the new source:
                 # restart it so the new folder is watched from now on.
                 self.engine.stop_watch()
-                self.engine.start_watch(on_change=self._on_change)
+                self._start_watch()
             return self._run_index(cancel, [path])
 
         self._index_job(f"Adding {path}", work)
@@ -483,7 +485,7 @@ class Backend(QObject):
 
         def job() -> tuple[bool, bool]:
             if on:
-                self.engine.start_watch(on_change=self._on_change)
+                self._start_watch()
             else:
                 self.engine.stop_watch()
             return on, on and bool(self.engine.sources())
@@ -502,6 +504,59 @@ class Backend(QObject):
 
         self.query_lane.submit(job, done, failed)
 
+    def _start_watch(self) -> None:
+        """Start the engine's watcher. With indexing in the child process, the watcher here
+        only watches: each batch of changes is indexed in the indexing child, on the index
+        lane (so never beside another indexing job), and this process never writes the index."""
+        batch = None if self.index_in_process else self._index_watch_batch
+        self.engine.start_watch(on_change=self._on_change, index_batch=batch)
+
+    def _index_watch_batch(self, paths: list[str]) -> list[str]:
+        """Called on the watch thread: index ``paths`` in the indexing child and wait; returns
+        the units re-indexed or removed. A batch dropped by Stop or by closing returns none
+        (the next catch-up finds its files); another writer raises IndexLockedError, which the
+        watcher retries."""
+        from engine.index import IndexLockedError
+
+        reply: dict[str, Any] = {"done": threading.Event()}
+        self._watch_batch.emit(list(paths), reply)
+        while not reply["done"].wait(0.2):
+            if self._closed:
+                return []
+        error = reply.get("error")
+        if error is not None:
+            if str(error).startswith("IndexLockedError"):
+                raise IndexLockedError(str(error))
+            raise RuntimeError(f"indexing the watched changes failed: {error}")
+        changed = reply.get("changed")
+        if changed is None:
+            log.info("watch batch of %d path(s) dropped (stopped)", len(paths))
+            return []
+        return list(changed)
+
+    def _queue_watch_batch(self, paths: list[str], reply: dict[str, Any]) -> None:
+        """On the GUI thread: queue a watch batch on the index lane (see _index_watch_batch)."""
+        if self._closed:
+            reply["done"].set()
+            return
+
+        def job() -> Any:
+            if self._closed:
+                return None
+            self._cancel = cancel = threading.Event()
+            return self._run_index_child(cancel, paths, task="changes")
+
+        def done(result: Any) -> None:
+            reply["changed"] = result
+            reply["done"].set()
+
+        def failed(exc: BaseException, tb: str) -> None:
+            log.warning("indexing a watch batch failed:\n%s", tb)
+            reply["error"] = _message(exc) if not isinstance(exc, RuntimeError) else str(exc)
+            reply["done"].set()
+
+        self.index_lane.submit(job, done, failed)
+
     def catch_up(self) -> None:
         """Resume an indexing run cut short (quitting, a crash): when a source never finished
         its first run or files were left pending, run :meth:`update_index` (incremental, in
@@ -511,8 +566,9 @@ class Backend(QObject):
 
         def job() -> bool:
             sources = self.engine.sources()
+            # a repair at open (an index of an older format, a damaged one) is rebuilt too
             return any(s.last_indexed is None for s in sources) or (
-                bool(sources) and self.engine.status()["files_pending"] > 0
+                bool(sources) and (self.engine.status()["files_pending"] > 0 or bool(self.engine.repairs))
             )
 
         def done(needed: bool) -> None:

@@ -1024,14 +1024,19 @@ class Engine:
     # ---- watching
 
     def start_watch(
-        self, on_change: Callable[[list[str]], None] | None = None, debounce_s: float = 0.5
+        self,
+        on_change: Callable[[list[str]], None] | None = None,
+        debounce_s: float = 0.5,
+        index_batch: Callable[[list[str]], list[str]] | None = None,
     ) -> None:
-        """Watch every source and re-index what changes (see :mod:`engine.watch`)."""
+        """Watch every source and re-index what changes (see :mod:`engine.watch`); with
+        ``index_batch``, batches of changed paths are indexed by it instead of
+        :meth:`index_changes` (the window runs them in its indexing child process)."""
         from engine.watch import Watcher
 
         if self._watcher is not None:
             return
-        self._watcher = Watcher(self, on_change=on_change, debounce_s=debounce_s)
+        self._watcher = Watcher(self, on_change=on_change, debounce_s=debounce_s, index_batch=index_batch)
         self._watcher.start()
 
     def stop_watch(self) -> None:

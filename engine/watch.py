@@ -10,6 +10,10 @@ commits. An edited, deleted or renamed file is reflected in answers about
 ordinary documents).
 
 When another process holds the index's writer lock the batch is kept and retried.
+
+``index_batch`` replaces ``Engine.index_changes`` as what indexes a batch: the window passes
+one that runs it in its indexing child process, so this process (the GUI's) only watches
+and never writes the index.
 """
 
 from __future__ import annotations
@@ -61,9 +65,12 @@ class Watcher:
         on_change: Callable[[list[str]], None] | None = None,
         debounce_s: float = 0.5,
         max_delay_s: float = 2.0,
+        index_batch: Callable[[list[str]], list[str]] | None = None,
     ) -> None:
         self.engine = engine
         self.on_change = on_change
+        #: What indexes a batch of changed paths and returns the units it changed.
+        self.index_batch = index_batch or engine.index_changes
         self.debounce_s = debounce_s
         self.max_delay_s = max(max_delay_s, debounce_s)
         self._pending: set[str] = set()
@@ -169,7 +176,7 @@ class Watcher:
         changed: list[str] = []
         for path in batch:
             try:
-                changed += self.engine.index_changes([path])
+                changed += self.index_batch([path])
             except IndexLockedError:
                 self.notify([path])
             except Exception as exc:
@@ -183,7 +190,7 @@ class Watcher:
             if batch is None:
                 return
             try:
-                changed = self.engine.index_changes(batch)
+                changed = self.index_batch(batch)
             except IndexLockedError as exc:
                 self.last_error = str(exc)
                 log.info("index busy, retrying in %.0f s: %s", LOCKED_RETRY_S, exc)
