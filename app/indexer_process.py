@@ -33,8 +33,8 @@ def lower_priority() -> None:
             import psutil
 
             psutil.Process().nice(psutil.BELOW_NORMAL_PRIORITY_CLASS)
-    except Exception:  # priority is a nicety, never a reason to fail
-        pass
+    except Exception as exc:  # priority is a nicety, never a reason to fail
+        print(f"sparcdesk indexer: could not lower its priority: {exc}", file=sys.stderr)
 
 
 def main(
@@ -60,8 +60,8 @@ def main(
         from engine import logs
 
         logs.setup(getattr(spec, "home", None), name=logs.INDEXER_LOG_FILE)
-    except Exception:  # a log file is a nicety, never a reason not to index
-        pass
+    except Exception as exc:  # a log file is a nicety, never a reason not to index
+        print(f"sparcdesk indexer: no log file ({type(exc).__name__}: {exc})", file=sys.stderr)
     last = 0.0
     last_phase = None
 
