@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import types
 from pathlib import Path
 
@@ -136,8 +135,8 @@ def test_watch_command_reindexes_changes(tmp_path: Path, stop: signal.Signals) -
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # as `cmd &` in a script
         )
     try:
+        # printed once its watches are in place (start_watch installs them before returning)
         assert "watching 1 source(s)" in proc.stdout.readline() + proc.stdout.readline()
-        time.sleep(0.3)
         write(f, "Moles dig tunnels under the lawn. Voles nest in the tall grass.")
         line = proc.stdout.readline()
         assert line.strip().endswith(f"re-indexed {f}")
