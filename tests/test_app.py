@@ -2,7 +2,8 @@
 
 Every test drives the real :class:`app.window.MainWindow` over a real
 :class:`engine.api.Engine` in a temporary ``SPARCDESK_HOME``: the sample corpus (copied,
-plus one corrupt file) is indexed once for the module; tests that change an index
+plus one corrupt file) is indexed once for the session (``app_samples`` in conftest.py,
+shared with test_app_polish); tests that change an index
 (adding a folder, watching an edited file, the first-run flow) get a home of their own.
 Keys are typed with pytest-qt as a user would (Ctrl+L, the question, Enter, Down, Enter).
 
@@ -66,22 +67,9 @@ WAIT_MS = 60_000  # generous: CI machines are slow and shared
 
 
 @pytest.fixture(scope="module")
-def sample_home(tmp_path_factory):
-    """A home with the sample corpus (copied, plus a corrupt PDF) indexed by the real engine."""
-    base = tmp_path_factory.mktemp("app-samples")
-    corpus = base / "samples"
-    shutil.copytree(SAMPLES / "documents", corpus / "documents")
-    shutil.copytree(SAMPLES / "mail", corpus / "mail")
-    (corpus / "documents" / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not really a PDF\n")
-    home = base / "home"
-    engine = Engine(home=home)
-    try:
-        engine.add_source(corpus)
-        final = engine.index()
-    finally:
-        engine.close()
-    assert final.files_done == final.files_total > 0
-    return SimpleNamespace(home=home, corpus=corpus)
+def sample_home(app_samples):
+    """The sample corpus (copied, plus a corrupt PDF) indexed once per session (conftest)."""
+    return app_samples
 
 
 @pytest.fixture
