@@ -227,7 +227,8 @@ class FilterPanel(QScrollArea):
         mailbox (``MailboxInfo``, labelled apart when names repeat), not only those seen in
         results."""
         self.sender_model.setStringList([s.label for s in senders])
-        with QSignalBlocker(self.mailbox):
+        # the line edit's own signals too: refilling the list is no change of the filter
+        with QSignalBlocker(self.mailbox), QSignalBlocker(self.mailbox.lineEdit()):
             text = self.mailbox.currentText()
             self.mailbox.clear()
             for m in mailboxes:

@@ -586,7 +586,10 @@ class MainWindow(QMainWindow):
         question = self.search.text().strip()
         if not self.backend.is_ready:
             return
-        self._live_timer.stop()
+        # this search brings the results up to date; the e-mail filters still follow the index
+        if self._live_timer.isActive():
+            self._live_timer.stop()
+            QTimer.singleShot(0, self.backend.load_mail_catalog)  # queued after the question
         self._live_request = 0
         if not question:
             self._last_query = None

@@ -661,6 +661,14 @@ def test_results_follow_an_edit_and_deletions_keeping_the_selection(qtbot, open_
     the selected document stays selected (focus stays in the list, the preview on it), and
     when it is deleted the preview says so."""
     fleet = write_fleet(tmp_path / "fleet")
+    # a message too: the e-mail filters reload their lists at each change, which must not
+    # re-run the question (that reset the selection to the first result)
+    (fleet / "berths.eml").write_text(
+        "From: Harbour Office <office@quentaville.example>\nTo: crews@quentaville.example\n"
+        "Subject: Berths\nDate: Mon, 14 May 2001 10:00:00 +0000\n\n"
+        "The ship Eider is in the harbour of Quentaville for repairs.\n",
+        encoding="utf-8",
+    )
     window = open_window(tmp_path / "home", watch=True)
     with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 3):
         window.add_source(str(fleet))
@@ -668,7 +676,8 @@ def test_results_follow_an_edit_and_deletions_keeping_the_selection(qtbot, open_
     type_question(qtbot, window, FLEET_QUESTION)
     assert set(listed(window)) >= {"aurora.txt", "borealis.txt", "cygnus.txt"}
     select_result(qtbot, window, "borealis.txt")
-    assert window.results.hasFocus()
+    assert window.results.hasFocus() and window.results.currentIndex().row() > 0, listed(window)
+    qtbot.waitUntil(lambda: window.filters.mailbox.count() == 1, timeout=WAIT_MS)  # the catalog's
 
     # an edit of another file: it answers with its new sentence
     with (fleet / "log.txt").open("a", encoding="utf-8") as f:
