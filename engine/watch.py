@@ -37,6 +37,26 @@ log = logging.getLogger(__name__)
 LOCKED_RETRY_S = 2.0
 
 
+def _events() -> list[type]:
+    """The watchdog events the watcher needs: without a filter inotify also reports every
+    open, read and close of a watched file, so indexing a source (which reads each of its
+    files) flooded the observer with events that are then dropped, and one in flight when
+    the observer stops makes watchdog log an ERROR at shutdown."""
+    from watchdog import events as ev
+
+    return [
+        ev.FileCreatedEvent,
+        ev.DirCreatedEvent,
+        ev.FileModifiedEvent,
+        ev.DirModifiedEvent,
+        ev.FileClosedEvent,
+        ev.FileDeletedEvent,
+        ev.DirDeletedEvent,
+        ev.FileMovedEvent,
+        ev.DirMovedEvent,
+    ]
+
+
 class _Handler:
     """watchdog event handler that only records paths (it runs on the observer thread)."""
 
@@ -82,7 +102,6 @@ class Watcher:
         self._observer = None
         self._worker: threading.Thread | None = None
         self._watched: dict[str, object] = {}
-        self.batches = 0
         self.last_error: str | None = None
 
     # ---- lifecycle
@@ -111,7 +130,9 @@ class Watcher:
             if path in self._watched:
                 continue
             try:
-                self._watched[path] = self._observer.schedule(handler, path, recursive=recursive)
+                self._watched[path] = self._observer.schedule(
+                    handler, path, recursive=recursive, event_filter=_events()
+                )
             except OSError as exc:  # e.g. inotify watch limit reached
                 self.last_error = f"cannot watch {path}: {exc}"
                 log.warning(self.last_error)
@@ -125,15 +146,18 @@ class Watcher:
             self._schedule()
 
     def stop(self) -> None:
+        """Worker first, observer second: a batch still indexing reads the watched files,
+        and an event in flight while watchdog's inotify emitter stops is logged as an
+        ERROR ("queue_events() called when the thread is inactive")."""
         self._stop.set()
         self._wake.set()
+        if self._worker is not None:
+            self._worker.join(timeout=30)
+            self._worker = None
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
             self._observer = None
-        if self._worker is not None:
-            self._worker.join(timeout=30)
-            self._worker = None
 
     # ---- events
 
@@ -201,7 +225,6 @@ class Watcher:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.exception("watch batch failed")
                 changed = self._index_each(batch) if len(batch) > 1 else []
-            self.batches += 1
             if changed and self.on_change is not None:
                 try:
                     self.on_change(changed)
