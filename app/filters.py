@@ -97,6 +97,7 @@ class FilterPanel(QScrollArea):
         mail_btn.setToolTip("Only e-mail")
         mail_btn.clicked.connect(lambda: self.set_kinds(["email"]))
         for b in (all_btn, docs_btn, mail_btn):
+            b.setMinimumWidth(b.fontMetrics().horizontalAdvance(b.text()) + 16)  # narrow windows
             row.addWidget(b)
         grid.addLayout(row, len(KIND_LABELS), 0)
         layout.addWidget(box)
@@ -175,7 +176,7 @@ class FilterPanel(QScrollArea):
         layout.addWidget(self.reset_btn)
         layout.addStretch(1)
         self.setWidget(inner)
-        self.setMinimumWidth(inner.sizeHint().width() + 16)
+        self.setMinimumWidth(inner.minimumSizeHint().width() + 16)  # + the vertical scroll bar
 
     # ------------------------------------------------------------------ folder
 

@@ -96,6 +96,7 @@ class PreviewPane(QWidget):
         self.next_btn = self._button("Next hit", style.standardIcon(QStyle.StandardPixmap.SP_ArrowDown), "F3")
         self.hit_label = QLabel()
         self.hit_label.setObjectName("hitLabel")
+        self.hit_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.open_btn = self._button(
             "Open", style.standardIcon(QStyle.StandardPixmap.SP_DialogOpenButton), "Ctrl+O"
         )
@@ -144,6 +145,20 @@ class PreviewPane(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.text, 1)
         self.clear()
+
+    #: Narrower than this, Open and Show in folder show their icons only (tooltips keep the words).
+    COMPACT_WIDTH = 330
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        style = (
+            Qt.ToolButtonStyle.ToolButtonIconOnly
+            if event.size().width() < self.COMPACT_WIDTH
+            else Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+        )
+        for b in (self.open_btn, self.reveal_btn):
+            if b.toolButtonStyle() != style:
+                b.setToolButtonStyle(style)
 
     def _button(self, text: str, icon, shortcut_hint: str) -> QToolButton:
         b = QToolButton()

@@ -9,7 +9,11 @@ the built-in sample corpus, so the pictures show exactly what a new user sees:
     03-ready.png            indexed: example questions to click
     04-results-preview.png  a question, answers with the sentence in bold, the preview
     05-email-result.png     an e-mail answer (sender, recipients, subject, date), filters open
-    06-sources.png          the Sources dialog with counts and the files that failed
+    06-sources.png          the Sources dialog with counts, the file that failed and the one
+                            skipped (a format that is not read: found by its name only)
+    07-query-syntax.png     a field, a phrase and an exclusion in the search box
+    08-no-answer.png        nothing answers: said above the closest matches
+    09-narrow.png           680 px wide (half of a 1366-px screen) with filters and preview
     10-email-filters.png    the sender filter by part of a name, a date range typed as months
     11-mail-store-kind.png  File > Add mail store: Maildir / folder of .eml, or mbox file
     12-live-results.png     a watched deletion: the results follow, the preview says it is gone
@@ -46,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     samples = work / "samples"
     shutil.copytree(ROOT / "samples", samples)
     (samples / "documents" / "draft-notes.pdf").write_bytes(b"%PDF-1.4\nunfinished download\n")
+    # and one in a format that is not read (Word 97-2003): listed as skipped, found by its name
+    (samples / "documents" / "roadmap-2001.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
     os.environ["SPARCDESK_SAMPLES"] = str(samples)
     os.environ["SPARCDESK_HOME"] = str(work / "home")
 
@@ -218,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
 
     window.show_sources()
     dialog = window._sources_dialog
-    wait_for(lambda: dialog.table.rowCount() > 0 and dialog.errors_table.rowCount() > 0, "the sources dialog")
+    wait_for(lambda: dialog.table.rowCount() > 0 and dialog.errors_table.rowCount() > 1, "the sources dialog")
     shot(dialog, "06-sources.png")
     dialog.close()
 
