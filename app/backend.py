@@ -44,6 +44,32 @@ class SearchResult:
     answered: bool = True
 
 
+@dataclass
+class JobOutcome:
+    """How one index-lane job ended, for the window to report it (``job_finished``).
+
+    ``kind``: ``index``, ``add``, ``exclusions``, ``remove``, ``adapt`` or ``restore``;
+    ``outcome``: ``done``, ``cancelled``, ``failed`` or ``dropped`` (a Stop or a removal
+    dropped it before it started); ``reason``: ``removal`` when a source's removal
+    cancelled it."""
+
+    kind: str
+    path: str | None
+    outcome: str
+    final: Any = None
+    error: str = ""
+    reason: str = ""
+
+
+def under_path(path: str, root: str) -> bool:
+    """``path`` is ``root`` or inside it (a message of a mail store: ``root#…``)."""
+    root = root.rstrip("/\\") or root
+    return path == root or path.startswith((root + "/", root + "\\", root + "#"))
+
+
+_DROPPED = object()
+
+
 def _message(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -64,10 +90,13 @@ class Backend(QObject):
     indexing_changed = Signal(bool)  # an index-lane job is queued or running
     progress = Signal(object)  # Progress, throttled to ~10 a second
     index_finished = Signal(object, str)  # final Progress (or None), error message ("" when fine)
+    job_finished = Signal(object)  # JobOutcome of every index-lane job, before index_finished
     action_failed = Signal(str, str)  # what, message
     watch_event = Signal(object)  # whatever the engine's on_change passed
     watching_changed = Signal(bool)
+    mail_catalog_ready = Signal(object, object)  # list[SenderInfo], list[MailboxInfo]
     _refresh_requested = Signal()  # emitted on worker threads, handled on the GUI thread
+    _watch_batch = Signal(object, object)  # paths, reply: from the watch thread to the GUI thread
 
     def __init__(
         self,
@@ -100,11 +129,16 @@ class Backend(QObject):
         self._pause = threading.Event()
         self._cancel = threading.Event()
         self._index_epoch = 0
+        #: (kind, path, cancel event) of the index-lane job running now (set on its thread).
+        self._running: tuple[str, str | None, threading.Event, list[str]] | None = None
+        #: Sources being removed: hidden from the lists at once, their queued jobs dropped.
+        self._removing: set[str] = set()
         self._watching = False
         self._closed = False
         self.last_progress: Any = None
         self.progress.connect(self._remember_progress)
         self._refresh_requested.connect(self.refresh)
+        self._watch_batch.connect(self._queue_watch_batch)
 
     def _remember_progress(self, p: Any) -> None:
         self.last_progress = p
@@ -234,31 +268,78 @@ class Backend(QObject):
 
         def done(result: tuple[list, list, dict]) -> None:
             sources, errors, status = result
+            sources = [s for s in sources if not self.is_removed(s.path)]
+            errors = [e for e in errors if not self.is_removed(e.path)]
             self.sources_changed.emit(sources)
             self.errors_changed.emit(errors)
             self.status_changed.emit(status)
 
         self.query_lane.submit(job, done, lambda e, tb: log.warning("refresh failed:\n%s", tb))
 
+    def load_mail_catalog(self) -> None:
+        """Read every indexed sender and mailbox (for the e-mail filters' suggestions)."""
+        if self.engine is None or self._closed:
+            return
+
+        def job() -> tuple[list, list]:
+            return list(self.engine.senders()), list(self.engine.mailboxes())
+
+        def done(result: tuple[list, list]) -> None:
+            self.mail_catalog_ready.emit(*result)
+
+        self.query_lane.submit(job, done, lambda e, tb: log.warning("mail catalog failed:\n%s", tb))
+
     # ------------------------------------------------------------------ index lane
 
-    def _index_job(self, what: str, work: Callable[[threading.Event], Any]) -> None:
-        """Queue ``work(cancel)`` on the index lane; a Stop drops it if it has not started."""
+    def is_removed(self, path: str) -> bool:
+        """``path`` belongs to a source whose removal is under way."""
+        return any(under_path(path, r) for r in self._removing)
+
+    def _index_job(
+        self,
+        what: str,
+        work: Callable[[threading.Event], Any],
+        kind: str = "index",
+        path: str | None = None,
+        after: Callable[[JobOutcome], None] | None = None,
+    ) -> None:
+        """Queue ``work(cancel)`` on the index lane; a Stop drops it if it has not started,
+        and so does the removal of the source it is for. ``job_finished`` says how it
+        ended, then ``after`` runs (on the GUI thread)."""
         if self._closed:
             return
         epoch = self._index_epoch
+        cancels: list[threading.Event] = []
+        removal: list[str] = []  # set by remove_source when it cancels this job
 
         def job() -> Any:
             if epoch != self._index_epoch or self._closed:
-                return None
+                return _DROPPED
+            if kind != "remove" and path is not None and self.is_removed(path):
+                return _DROPPED
             self._cancel = cancel = threading.Event()
-            return work(cancel)
+            cancels.append(cancel)
+            self._running = (kind, path, cancel, removal)
+            try:
+                return work(cancel)
+            finally:
+                self._running = None
+
+        def finish(outcome: JobOutcome) -> None:
+            self.job_finished.emit(outcome)
+            if after is not None:
+                after(outcome)
 
         def done(result: Any) -> None:
             self.refresh()
+            dropped = result is _DROPPED
+            result = None if dropped else result
             final = result if result is not None and hasattr(result, "files_done") else None
             if final is not None:
                 self.last_progress = final
+            cancelled = bool(cancels and cancels[0].is_set()) or getattr(final, "phase", "") == "cancelled"
+            state = "dropped" if dropped else "cancelled" if cancelled else "done"
+            finish(JobOutcome(kind, path, state, final, "", "removal" if removal else ""))
             if result is not None or epoch == self._index_epoch:
                 self.index_finished.emit(final, "")
 
@@ -266,6 +347,7 @@ class Backend(QObject):
             log.error("%s failed:\n%s", what, tb)
             self.refresh()
             self.action_failed.emit(what, _message(exc))
+            finish(JobOutcome(kind, path, "failed", None, _message(exc)))
             self.index_finished.emit(None, _message(exc))
 
         self.index_lane.submit(job, done, failed)
@@ -318,11 +400,17 @@ class Backend(QObject):
         """Adapt the model to the indexed documents, then re-encode them (the current index
         answers until the new one is complete)."""
         options = {"steps": steps, "vocab_expansion": vocab_expansion}
-        self._index_job("Adapting the model", lambda cancel: self._run_model_task(cancel, "adapt", options))
+        self._index_job(
+            "Adapting the model", lambda cancel: self._run_model_task(cancel, "adapt", options), kind="adapt"
+        )
 
     def restore_model(self) -> None:
         """Go back to the model and index used before the last switch."""
-        self._index_job("Restoring the previous model", lambda cancel: self._run_model_task(cancel, "restore", {}))
+        self._index_job(
+            "Restoring the previous model",
+            lambda cancel: self._run_model_task(cancel, "restore", {}),
+            kind="restore",
+        )
 
     def _run_index_child(
         self,
@@ -412,33 +500,48 @@ class Backend(QObject):
         """Bring the index up to date with the files of all sources (or of ``paths``)."""
         self._index_job("Updating the index", lambda cancel: self._run_index(cancel, paths))
 
-    def add_source(self, path: Path, exclude: Sequence[str] = ()) -> None:
-        """Register a folder or mail store and index it."""
+    def add_source(self, path: Path, exclude: Sequence[str] = (), kind: str = "add") -> None:
+        """Register a folder or mail store and index it (Engine.add_source also tells a
+        running watcher about it)."""
         path = Path(path)
 
         def work(cancel: threading.Event) -> Any:
             self.engine.add_source(path, exclude=list(exclude))
             self._refresh_requested.emit()
-            if self._watching:
-                # Engine.add_source does not tell a running watcher about the new source:
-                # restart it so the new folder is watched from now on.
-                self.engine.stop_watch()
-                self.engine.start_watch(on_change=self._on_change)
             return self._run_index(cancel, [path])
 
-        self._index_job(f"Adding {path}", work)
+        self._index_job(f"Adding {path}", work, kind=kind, path=str(path))
 
     def set_exclusions(self, path: Path, exclude: Sequence[str]) -> None:
         """Change a source's exclusion patterns and bring its files up to date."""
-        self.add_source(path, exclude)
+        self.add_source(path, exclude, kind="exclusions")
 
     def remove_source(self, path: Path) -> None:
-        path = Path(path)
+        """Remove a source at once, as far as the window can tell: it leaves the lists and
+        the results now (``is_removed``), the indexing run under way is stopped, jobs queued
+        for it are dropped, and the engine deletes its documents next. The run that was
+        stopped is resumed afterwards for the other sources."""
+        key = str(path)
+        self._removing.add(key)
+        running = self._running
+        resume = False
+        if running is not None and running[0] in ("index", "add", "exclusions"):
+            kind, target, cancel, removal = running
+            removal.append(key)
+            cancel.set()  # a paused run sees it too (the child's pause is lifted on cancel)
+            resume = not (kind in ("add", "exclusions") and target is not None and under_path(target, key))
 
         def work(cancel: threading.Event) -> None:
-            self.engine.remove_source(path)
+            self.engine.remove_source(Path(key))
 
-        self._index_job(f"Removing {path}", work)
+        def after(outcome: JobOutcome) -> None:
+            self._removing.discard(key)
+            if resume and outcome.outcome == "done" and not self._closed:
+                self.update_index(None)
+            self.refresh()  # a failed removal brings the source back into the lists
+
+        self._index_job(f"Removing {key}", work, kind="remove", path=key, after=after)
+        self.refresh()
 
     def set_paused(self, paused: bool) -> None:
         child = self._child_pause
@@ -469,7 +572,7 @@ class Backend(QObject):
 
         def job() -> tuple[bool, bool]:
             if on:
-                self.engine.start_watch(on_change=self._on_change)
+                self._start_watch()
             else:
                 self.engine.stop_watch()
             return on, on and bool(self.engine.sources())
@@ -488,6 +591,59 @@ class Backend(QObject):
 
         self.query_lane.submit(job, done, failed)
 
+    def _start_watch(self) -> None:
+        """Start the engine's watcher. With indexing in the child process, the watcher here
+        only watches: each batch of changes is indexed in the indexing child, on the index
+        lane (so never beside another indexing job), and this process never writes the index."""
+        batch = None if self.index_in_process else self._index_watch_batch
+        self.engine.start_watch(on_change=self._on_change, index_batch=batch)
+
+    def _index_watch_batch(self, paths: list[str]) -> list[str]:
+        """Called on the watch thread: index ``paths`` in the indexing child and wait; returns
+        the units re-indexed or removed. A batch dropped by Stop or by closing returns none
+        (the next catch-up finds its files); another writer raises IndexLockedError, which the
+        watcher retries."""
+        from engine.index.sentences import IndexLockedError
+
+        reply: dict[str, Any] = {"done": threading.Event()}
+        self._watch_batch.emit(list(paths), reply)
+        while not reply["done"].wait(0.2):
+            if self._closed:
+                return []
+        error = reply.get("error")
+        if error is not None:
+            if str(error).startswith("IndexLockedError"):
+                raise IndexLockedError(str(error))
+            raise RuntimeError(f"indexing the watched changes failed: {error}")
+        changed = reply.get("changed")
+        if changed is None:
+            log.info("watch batch of %d path(s) dropped (stopped)", len(paths))
+            return []
+        return list(changed)
+
+    def _queue_watch_batch(self, paths: list[str], reply: dict[str, Any]) -> None:
+        """On the GUI thread: queue a watch batch on the index lane (see _index_watch_batch)."""
+        if self._closed:
+            reply["done"].set()
+            return
+
+        def job() -> Any:
+            if self._closed:
+                return None
+            self._cancel = cancel = threading.Event()
+            return self._run_index_child(cancel, paths, task="changes")
+
+        def done(result: Any) -> None:
+            reply["changed"] = result
+            reply["done"].set()
+
+        def failed(exc: BaseException, tb: str) -> None:
+            log.warning("indexing a watch batch failed:\n%s", tb)
+            reply["error"] = _message(exc) if not isinstance(exc, RuntimeError) else str(exc)
+            reply["done"].set()
+
+        self.index_lane.submit(job, done, failed)
+
     def catch_up(self) -> None:
         """Resume an indexing run cut short (quitting, a crash): when a source never finished
         its first run or files were left pending, run :meth:`update_index` (incremental, in
@@ -497,8 +653,9 @@ class Backend(QObject):
 
         def job() -> bool:
             sources = self.engine.sources()
+            # a repair at open (an index of an older format, a damaged one) is rebuilt too
             return any(s.last_indexed is None for s in sources) or (
-                bool(sources) and self.engine.status()["files_pending"] > 0
+                bool(sources) and (self.engine.status()["files_pending"] > 0 or bool(self.engine.repairs))
             )
 
         def done(needed: bool) -> None:

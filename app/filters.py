@@ -1,4 +1,6 @@
-"""The filter panel: folder, file type, date range, and for e-mail sender and mailbox.
+"""The filter panel: folder, file type, date (presets, or a range typed as a year, a month or
+a day), and for e-mail sender (part of a name or address, suggested from every indexed
+sender) and mailbox (labelled apart when two share a name).
 
 Every change emits ``changed`` (debounced by the window, which re-runs the current
 question). :meth:`FilterPanel.values` returns the keyword arguments of
@@ -10,22 +12,25 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from PySide6.QtCore import QDate, QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QDate, QSignalBlocker, QStringListModel, Qt, Signal
 from PySide6.QtWidgets import (
+    QCalendarWidget,
     QCheckBox,
     QComboBox,
     QCompleter,
-    QDateEdit,
     QFileDialog,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QScrollArea,
+    QStyle,
     QVBoxLayout,
     QWidget,
+    QWidgetAction,
 )
 
 from app.format import KIND_LABELS
@@ -33,6 +38,14 @@ from app.icons import kind_icon
 
 ANY_FOLDER = "Everywhere"
 OTHER_FOLDER = "Other folder…"
+#: The date filter's choices: (label, key); ``custom`` is a range typed or picked.
+DATE_PRESETS = (
+    ("Any time", "any"),
+    ("Last week", "week"),
+    ("Last month", "month"),
+    ("Last year", "year"),
+    ("Custom range", "custom"),
+)
 
 
 class FilterPanel(QScrollArea):
@@ -84,29 +97,37 @@ class FilterPanel(QScrollArea):
         mail_btn.setToolTip("Only e-mail")
         mail_btn.clicked.connect(lambda: self.set_kinds(["email"]))
         for b in (all_btn, docs_btn, mail_btn):
+            b.setMinimumWidth(b.fontMetrics().horizontalAdvance(b.text()) + 16)  # narrow windows
             row.addWidget(b)
         grid.addLayout(row, len(KIND_LABELS), 0)
         layout.addWidget(box)
 
-        # dates
+        # dates: a preset, or a range typed (a year, a month or a day) or picked
         box = QGroupBox("&Date")
         grid = QGridLayout(box)
-        self.from_check = QCheckBox("From")
-        self.to_check = QCheckBox("To")
-        today = QDate.currentDate()
-        self.date_from = QDateEdit(today.addYears(-1))
-        self.date_to = QDateEdit(today)
-        for check, edit in ((self.from_check, self.date_from), (self.to_check, self.date_to)):
-            edit.setCalendarPopup(True)
-            edit.setDisplayFormat("yyyy-MM-dd")
-            edit.setEnabled(False)
-            check.toggled.connect(edit.setEnabled)
-            check.toggled.connect(self.changed)
-            edit.dateChanged.connect(lambda _d, c=check: c.isChecked() and self.changed.emit())
-        grid.addWidget(self.from_check, 0, 0)
-        grid.addWidget(self.date_from, 0, 1)
-        grid.addWidget(self.to_check, 1, 0)
-        grid.addWidget(self.date_to, 1, 1)
+        self.date_preset = QComboBox()
+        self.date_preset.setObjectName("datePreset")
+        for label, key in DATE_PRESETS:
+            self.date_preset.addItem(label, key)
+        self.date_preset.setToolTip("Only documents modified, or e-mail sent, in this period")
+        self.date_preset.currentIndexChanged.connect(self._preset_changed)
+        self.date_from = DateField(end=False)
+        self.date_from.setObjectName("dateFrom")
+        self.date_to = DateField(end=True)
+        self.date_to.setObjectName("dateTo")
+        for field in (self.date_from, self.date_to):
+            field.typed.connect(self._date_typed)
+        self.date_error = QLabel()
+        self.date_error.setObjectName("dateError")
+        self.date_error.setWordWrap(True)
+        self.date_error.setStyleSheet("color: #c62828;")
+        self.date_error.hide()
+        grid.addWidget(self.date_preset, 0, 0, 1, 2)
+        grid.addWidget(QLabel("From"), 1, 0)
+        grid.addWidget(self.date_from, 1, 1)
+        grid.addWidget(QLabel("To"), 2, 0)
+        grid.addWidget(self.date_to, 2, 1)
+        grid.addWidget(self.date_error, 3, 0, 1, 2)
         grid.setColumnStretch(1, 1)
         layout.addWidget(box)
 
@@ -115,23 +136,34 @@ class FilterPanel(QScrollArea):
         grid = QGridLayout(box)
         self.sender = QLineEdit()
         self.sender.setObjectName("senderFilter")
-        self.sender.setPlaceholderText("address")
+        self.sender.setPlaceholderText("name or address")
         self.sender.setClearButtonEnabled(True)
-        self.sender.setToolTip("Only messages from this address")
+        self.sender.setToolTip(
+            "Only messages from senders whose name or address holds this (e.g. a surname);"
+            " suggestions come from every indexed message"
+        )
+        self.sender_model = QStringListModel(self)
+        completer = QCompleter(self.sender_model, self.sender)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        completer.setMaxVisibleItems(12)
+        completer.activated.connect(lambda _t: self.changed.emit())
+        self.sender.setCompleter(completer)
         self.mailbox = QComboBox()
         self.mailbox.setObjectName("mailboxFilter")
         self.mailbox.setEditable(True)
         self.mailbox.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.mailbox.lineEdit().setPlaceholderText("any")
         self.mailbox.lineEdit().setClearButtonEnabled(True)
-        self.mailbox.setToolTip("Only messages from this mailbox (mbox file or Maildir folder)")
+        self.mailbox.setToolTip(
+            "Only messages from this mailbox (a Maildir, an mbox file or a folder of e-mail files);"
+            " mailboxes of the same name show the folder they are in"
+        )
         self.sender.editingFinished.connect(self.changed)
         self.sender.textChanged.connect(lambda t: not t and self.changed.emit())
         self.mailbox.lineEdit().editingFinished.connect(self.changed)
         self.mailbox.activated.connect(lambda _i: self.changed.emit())
         self.mailbox.lineEdit().textChanged.connect(lambda t: not t and self.changed.emit())
-        self._senders: set[str] = set()
-        self._mailboxes: set[str] = set()
         grid.addWidget(QLabel("Sender"), 0, 0)
         grid.addWidget(self.sender, 0, 1)
         grid.addWidget(QLabel("Mailbox"), 1, 0)
@@ -144,7 +176,7 @@ class FilterPanel(QScrollArea):
         layout.addWidget(self.reset_btn)
         layout.addStretch(1)
         self.setWidget(inner)
-        self.setMinimumWidth(inner.sizeHint().width() + 16)
+        self.setMinimumWidth(inner.minimumSizeHint().width() + 16)  # + the vertical scroll bar
 
     # ------------------------------------------------------------------ folder
 
@@ -191,24 +223,57 @@ class FilterPanel(QScrollArea):
                 cb.setChecked(kinds is None or kind in kinds)
         self.changed.emit()
 
-    def learn(self, answers: list) -> None:
-        """Remember senders and mailboxes seen in results, for completion."""
-        for a in answers:
-            if a.kind != "email":
-                continue
-            f = a.fields or {}
-            if f.get("from"):
-                self._senders.add(f["from"])
-            if f.get("mailbox") and f["mailbox"] not in self._mailboxes:
-                self._mailboxes.add(f["mailbox"])
-                with QSignalBlocker(self.mailbox):
-                    text = self.mailbox.currentText()
-                    self.mailbox.addItem(f["mailbox"])
-                    self.mailbox.setEditText(text)
-        completer = QCompleter(sorted(self._senders), self.sender)
-        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        completer.setFilterMode(Qt.MatchFlag.MatchContains)
-        self.sender.setCompleter(completer)
+    def set_mail_catalog(self, senders: list, mailboxes: list) -> None:
+        """Offer every indexed sender (``engine.api.facade.SenderInfo``, most messages first) and
+        mailbox (``MailboxInfo``, labelled apart when names repeat), not only those seen in
+        results."""
+        self.sender_model.setStringList([s.label for s in senders])
+        # the line edit's own signals too: refilling the list is no change of the filter
+        with QSignalBlocker(self.mailbox), QSignalBlocker(self.mailbox.lineEdit()):
+            text = self.mailbox.currentText()
+            self.mailbox.clear()
+            for m in mailboxes:
+                self.mailbox.addItem(m.label, m.path)
+                self.mailbox.setItemData(
+                    self.mailbox.count() - 1,
+                    f"{m.path}\n{m.messages:,} message{'s' if m.messages != 1 else ''}",
+                    Qt.ItemDataRole.ToolTipRole,
+                )
+            self.mailbox.setEditText(text)
+
+    # ------------------------------------------------------------------ dates
+
+    def _preset_changed(self, _index: int) -> None:
+        """Show the preset's range in the fields (typing there makes it a custom range)."""
+        key = self.date_preset.currentData()
+        if key != "custom":
+            lo, _hi = preset_range(key, dt.date.today())
+            self.date_from.show_date(lo)
+            self.date_to.show_date(None)
+            self.date_error.hide()
+        self.changed.emit()
+
+    def _date_typed(self) -> None:
+        """A date typed or picked: a custom range; a date that does not parse is said and ignored."""
+        problems = [f.problem() for f in (self.date_from, self.date_to) if f.problem()]
+        self.date_error.setText("; ".join(problems))
+        self.date_error.setVisible(bool(problems))
+        custom = self.date_preset.findData("custom")
+        if self.date_preset.currentIndex() != custom:
+            with QSignalBlocker(self.date_preset):
+                self.date_preset.setCurrentIndex(custom)
+        self.changed.emit()
+
+    def set_date_preset(self, key: str) -> None:
+        """Choose a preset by key (``any``, ``week``, ``month``, ``year``, ``custom``)."""
+        self.date_preset.setCurrentIndex(max(0, self.date_preset.findData(key)))
+
+    def date_range(self) -> tuple[dt.date | None, dt.date | None]:
+        """The dates the filter keeps, inclusive (None: open-ended)."""
+        key = self.date_preset.currentData()
+        if key == "custom":
+            return self.date_from.date(), self.date_to.date()
+        return preset_range(key, dt.date.today())
 
     # ------------------------------------------------------------------ values
 
@@ -221,10 +286,11 @@ class FilterPanel(QScrollArea):
         checked = [k for k, cb in self.kind_boxes.items() if cb.isChecked()]
         if checked and len(checked) < len(self.kind_boxes):
             kw["kinds"] = checked
-        if self.from_check.isChecked():
-            kw["date_from"] = _pydate(self.date_from.date())
-        if self.to_check.isChecked():
-            kw["date_to"] = _pydate(self.date_to.date())
+        date_from, date_to = self.date_range()
+        if date_from is not None:
+            kw["date_from"] = date_from
+        if date_to is not None:
+            kw["date_to"] = date_to
         if self.sender.text().strip():
             kw["sender"] = self.sender.text().strip()
         if self.mailbox.currentText().strip():
@@ -239,7 +305,9 @@ class FilterPanel(QScrollArea):
             parts.append(f"in {Path(kw['folder']).name or kw['folder']}")
         if "kinds" in kw:
             parts.append(", ".join(KIND_LABELS.get(k, k) for k in kw["kinds"]))
-        if "date_from" in kw or "date_to" in kw:
+        if self.date_preset.currentData() not in ("any", "custom"):
+            parts.append(self.date_preset.currentText().lower())
+        elif "date_from" in kw or "date_to" in kw:
             parts.append(f"{kw.get('date_from', '…')} – {kw.get('date_to', '…')}")
         if "sender" in kw:
             parts.append(f"from {kw['sender']}")
@@ -249,19 +317,96 @@ class FilterPanel(QScrollArea):
 
     def reset(self) -> None:
         blockers = [
-            QSignalBlocker(w)
-            for w in (self.folder, self.from_check, self.to_check, self.sender, self.mailbox)
+            QSignalBlocker(w) for w in (self.folder, self.date_preset, self.sender, self.mailbox)
         ]
         self.folder.setCurrentIndex(0)
-        self.from_check.setChecked(False)
-        self.to_check.setChecked(False)
-        self.date_from.setEnabled(False)
-        self.date_to.setEnabled(False)
+        self.date_preset.setCurrentIndex(0)
+        self.date_from.show_date(None)
+        self.date_to.show_date(None)
+        self.date_error.hide()
         self.sender.clear()
         self.mailbox.setEditText("")
         del blockers
         self.set_kinds(None)  # emits changed once
 
 
+def preset_range(key: str, today: dt.date) -> tuple[dt.date | None, dt.date | None]:
+    """The (from, to) of a date preset, counted back from ``today`` (to is open: today)."""
+    q = QDate(today.year, today.month, today.day)
+    start = {"week": q.addDays(-7), "month": q.addMonths(-1), "year": q.addYears(-1)}.get(key)
+    return (_pydate(start) if start is not None else None), None
+
+
 def _pydate(d: QDate) -> dt.date:
     return dt.date(d.year(), d.month(), d.day())
+
+
+class DateField(QLineEdit):
+    """A date typed as a year, a month or a day (2001, 2001-05, 2001-05-14; the forms of the
+    search box's ``after:``/``before:``) or picked on a calendar. ``end``: a year or month
+    means its last day (a "To" field), else its first."""
+
+    typed = Signal()  # the user typed (and left the field or pressed Enter) or picked a date
+
+    def __init__(self, end: bool, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.end = end
+        self.setPlaceholderText("today" if end else "e.g. 2001 or 2001-05")
+        self.setToolTip("A year (2001), a month (2001-05) or a day (2001-05-14)")
+        self.setClearButtonEnabled(True)
+        pick = self.addAction(
+            self.style().standardIcon(QStyle.StandardPixmap.SP_FileDialogDetailedView),
+            QLineEdit.ActionPosition.TrailingPosition,
+        )
+        pick.setToolTip("Pick a day on a calendar")
+        pick.triggered.connect(self._pick)
+        self._shown = ""
+        self.editingFinished.connect(self._finished)
+
+    def date(self) -> dt.date | None:
+        """The date the text stands for (None when empty or not a date)."""
+        from engine.search.query import parse_date
+
+        text = self.text().strip()
+        return parse_date(text, end=self.end) if text else None
+
+    def problem(self) -> str:
+        """Why the text is not a date ('' when it is one, or empty)."""
+        text = self.text().strip()
+        if not text or self.date() is not None:
+            return ""
+        return f"“{text}” is not a date: type a year (2001), a month (2001-05) or a day (2001-05-14)"
+
+    def show_date(self, day: dt.date | None) -> None:
+        """Show ``day`` (a preset's) without it counting as typed."""
+        self._shown = day.isoformat() if day else ""
+        with QSignalBlocker(self):
+            self.setText(self._shown)
+        self._mark()
+
+    def _finished(self) -> None:
+        if self.text().strip() != self._shown:
+            self._shown = self.text().strip()
+            self._mark()
+            self.typed.emit()
+
+    def _mark(self) -> None:
+        self.setStyleSheet("QLineEdit { border: 1px solid #c62828; }" if self.problem() else "")
+
+    def _pick(self) -> None:
+        menu = QMenu(self)
+        calendar = QCalendarWidget(menu)
+        day = self.date() or dt.date.today()
+        calendar.setSelectedDate(QDate(day.year, day.month, day.day))
+        action = QWidgetAction(menu)
+        action.setDefaultWidget(calendar)
+        menu.addAction(action)
+
+        def chosen(d: QDate) -> None:
+            menu.close()
+            self.setText(_pydate(d).isoformat())
+            self._finished()
+
+        calendar.clicked.connect(chosen)
+        calendar.activated.connect(chosen)
+        menu.exec(self.mapToGlobal(self.rect().bottomLeft()))

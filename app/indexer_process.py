@@ -33,8 +33,8 @@ def lower_priority() -> None:
             import psutil
 
             psutil.Process().nice(psutil.BELOW_NORMAL_PRIORITY_CLASS)
-    except Exception:  # priority is a nicety, never a reason to fail
-        pass
+    except Exception as exc:  # priority is a nicety, never a reason to fail
+        print(f"sparcdesk indexer: could not lower its priority: {exc}", file=sys.stderr)
 
 
 def main(
@@ -48,19 +48,20 @@ def main(
 ) -> None:
     """Open the engine from ``spec`` (a picklable callable) and run ``task``: ``index``
     ``paths`` (None: all sources), ``adapt`` the model to the indexed documents and
-    re-encode them (``options``: ``steps``, ``vocab_expansion``), or ``restore`` the previous
-    model.
+    re-encode them (``options``: ``steps``, ``vocab_expansion``), ``restore`` the previous
+    model, or index the ``changes`` a watch saw at ``paths`` (:meth:`Engine.index_changes`).
 
     Messages on ``queue``: ``("progress", Progress | AdaptProgress)`` (at most ten a second,
-    plus every phase change), then ``("done", Progress)`` or ``("error", message, traceback)``.
+    plus every phase change), then ``("done", Progress)`` (``changes``: the list of units
+    re-indexed or removed) or ``("error", message, traceback)``.
     """
     lower_priority()
     try:  # HOME/logs/indexer.log (the window's process writes sparcdesk.log)
         from engine.home import logs
 
         logs.setup(getattr(spec, "home", None), name=logs.INDEXER_LOG_FILE)
-    except Exception:  # a log file is a nicety, never a reason not to index
-        pass
+    except Exception as exc:  # a log file is a nicety, never a reason not to index
+        print(f"sparcdesk indexer: no log file ({type(exc).__name__}: {exc})", file=sys.stderr)
     last = 0.0
     last_phase = None
 
@@ -90,6 +91,8 @@ def main(
                 final = latest[0]
             elif task == "restore":
                 final = engine.restore_model(progress=progress)["progress"]
+            elif task == "changes":  # a watch batch: the units it re-indexed or removed
+                final = engine.index_changes(paths or [])
             else:
                 targets = [Path(p) for p in paths] if paths is not None else None
                 final = engine.index(targets, progress=progress, cancel=cancel, pause=pause)

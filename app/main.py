@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,6 +85,62 @@ def create_window(args: argparse.Namespace, engine_factory=None, settings=None):
     return window
 
 
+def xcb_plugin() -> Path | None:
+    """Qt's X11 platform plugin as installed with PySide6 (None when there is none)."""
+    try:
+        import PySide6
+    except ImportError:
+        return None
+    path = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+    return path if path.is_file() else None
+
+
+def missing_libraries(binary: Path) -> list[str]:
+    """The shared libraries ``binary`` needs, directly or not, that the loader cannot find."""
+    try:
+        out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return sorted({line.split("=>")[0].strip() for line in out.splitlines() if "=> not found" in line})
+
+
+def debian_package(soname: str) -> str:
+    """The Debian/Ubuntu package of a library, named after its soname as Debian does
+    (libxcb-cursor.so.0 -> libxcb-cursor0, libxkbcommon-x11.so.0 -> libxkbcommon-x11-0)."""
+    base, _, version = soname.partition(".so.")
+    version = version.split(".")[0]
+    if not version:
+        return base
+    return f"{base}-{version}" if base[-1:].isdigit() else f"{base}{version}"
+
+
+def display_problem(platform: str | None = None, plugin: Path | None = None) -> str | None:
+    """Why the window cannot start on X11 here, naming the missing system libraries and the
+    command that installs them; None when it can (or another platform plugin is used).
+
+    Qt aborts when its xcb plugin cannot load, naming at most one library (from Qt 6.5,
+    libxcb-cursor0, absent from minimal Debian installs), in a line that is easy to miss."""
+    if not sys.platform.startswith("linux"):
+        return None
+    platform = os.environ.get("QT_QPA_PLATFORM", "") if platform is None else platform
+    if platform and not platform.startswith("xcb"):
+        return None  # offscreen, wayland, …
+    if not platform and os.environ.get("WAYLAND_DISPLAY"):
+        return None  # Qt starts on Wayland first
+    plugin = plugin or xcb_plugin()
+    missing = missing_libraries(plugin) if plugin is not None else []
+    if not missing:
+        return None
+    packages = " ".join(dict.fromkeys(debian_package(m) for m in missing))
+    return (
+        f"The sparcdesk window cannot start: Qt's X11 platform plugin (xcb) needs {', '.join(missing)}, "
+        f"not installed on this system.\n"
+        f"On Debian or Ubuntu: sudo apt-get install {packages}\n"
+        "Elsewhere, install the package that provides it. The command line (sparcdesk index, ask, "
+        "status) works without it."
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import multiprocessing
 
@@ -94,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     level = logging.DEBUG if args.verbose else logging.INFO
     logs.setup(args.home, verbose=args.verbose, console=level)  # HOME/logs/sparcdesk.log
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    problem = display_problem()
+    if problem is not None:  # before Qt, which would abort with a line that is easy to miss
+        logging.getLogger("sparcdesk").error("%s", problem)  # to stderr too (console handler)
+        return 1
     from PySide6.QtWidgets import QApplication
 
     from app.icons import app_icon

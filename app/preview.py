@@ -68,6 +68,9 @@ class PreviewPane(QWidget):
         self.hits: list[HitSpan] = []
         self.current = -1
         self.partial: tuple[int, int, int] | None = None  # (shown from, to, of total) for long texts
+        #: Set by :meth:`refresh_answer`: (scroll position, start of the hit looked at) to keep
+        #: when the refreshed text arrives.
+        self._keep_place: tuple[int, int] | None = None
 
         self.icon = QLabel()
         self.icon.setFixedSize(32, 32)
@@ -93,6 +96,7 @@ class PreviewPane(QWidget):
         self.next_btn = self._button("Next hit", style.standardIcon(QStyle.StandardPixmap.SP_ArrowDown), "F3")
         self.hit_label = QLabel()
         self.hit_label.setObjectName("hitLabel")
+        self.hit_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.open_btn = self._button(
             "Open", style.standardIcon(QStyle.StandardPixmap.SP_DialogOpenButton), "Ctrl+O"
         )
@@ -142,6 +146,20 @@ class PreviewPane(QWidget):
         layout.addWidget(self.text, 1)
         self.clear()
 
+    #: Narrower than this, Open and Show in folder show their icons only (tooltips keep the words).
+    COMPACT_WIDTH = 330
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        style = (
+            Qt.ToolButtonStyle.ToolButtonIconOnly
+            if event.size().width() < self.COMPACT_WIDTH
+            else Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+        )
+        for b in (self.open_btn, self.reveal_btn):
+            if b.toolButtonStyle() != style:
+                b.setToolButtonStyle(style)
+
     def _button(self, text: str, icon, shortcut_hint: str) -> QToolButton:
         b = QToolButton()
         b.setText(text)
@@ -155,6 +173,7 @@ class PreviewPane(QWidget):
     def clear(self, message: str = "") -> None:
         self.answer = None
         self.doc_key = None
+        self._keep_place = None
         self.hits = []
         self.current = -1
         self.partial = None
@@ -166,10 +185,31 @@ class PreviewPane(QWidget):
         self.text.setPlaceholderText(message or "Select a result to preview it here.")
         self._update_buttons()
 
+    def refresh_answer(self, answer) -> None:
+        """The document shown, in refreshed results: new header and hits, and the text (which
+        follows with :meth:`set_text`) kept where it is scrolled and at the hit looked at."""
+        if self.answer is None or answer.doc_key != self.doc_key:
+            self.show_answer(answer)
+            return
+        looked_at = self.hits[self.current].start if 0 <= self.current < len(self.hits) else -1
+        self._keep_place = (self.text.verticalScrollBar().value(), looked_at)
+        self.answer = answer
+        self.title.setText(display_title(answer))
+        self.meta.setText(self._meta_html(answer))
+        self._update_buttons()
+
+    def show_gone(self, answer) -> None:
+        """The document that was selected is no longer among the results."""
+        self.clear(
+            f"“{display_title(answer)}” is no longer among the results: it was deleted, changed, "
+            "or its source was removed. Select another result."
+        )
+
     def show_answer(self, answer) -> None:
         """Show the header at once; the text follows with :meth:`set_text`."""
         self.answer = answer
         self.doc_key = answer.doc_key
+        self._keep_place = None
         self.hits = []
         self.current = -1
         self.partial = None
@@ -235,7 +275,14 @@ class PreviewPane(QWidget):
             if lo <= a and b <= hi
         ]
         self.current = next((i for i, h in enumerate(self.hits) if h.best), 0 if self.hits else -1)
-        self._show_current()
+        keep, self._keep_place = self._keep_place, None
+        if keep is None:
+            self._show_current()
+            return
+        scroll, looked_at = keep
+        self.current = next((i for i, h in enumerate(self.hits) if h.start == looked_at), self.current)
+        self._show_current(move=False)
+        self.text.verticalScrollBar().setValue(scroll)
 
     def set_error(self, doc_key: str, message: str) -> None:
         if doc_key != self.doc_key:
@@ -280,7 +327,8 @@ class PreviewPane(QWidget):
         cur.setPosition(h.end, QTextCursor.MoveMode.KeepAnchor)
         return collapse(cur.selectedText().replace("\u2029", "\n"))
 
-    def _show_current(self) -> None:
+    def _show_current(self, move: bool = True) -> None:
+        """Mark the hits (the one looked at strongest); ``move``: scroll to that one."""
         doc = self.text.document()
         selections = []
         for i, h in enumerate(self.hits):
@@ -297,7 +345,7 @@ class PreviewPane(QWidget):
             sel.cursor = cur
             selections.append(sel)
         self.text.setExtraSelections(selections)
-        if 0 <= self.current < len(self.hits):
+        if move and 0 <= self.current < len(self.hits):
             h = self.hits[self.current]
             cur = QTextCursor(doc)
             cur.setPosition(min(h.start, doc.characterCount() - 1))

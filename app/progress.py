@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QStyle, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QStyle, QToolButton, QWidget
 
 from app.format import format_count, format_duration
+from app.statusbar import ElidedLabel
 
 
 def _is_adaptation(p) -> bool:
@@ -24,7 +25,9 @@ def progress_percent(p) -> int:
     return max(0, min(100, round(100 * done / total)))
 
 
-def progress_text(p) -> str:
+def progress_text(p, paused: bool = False) -> str:
+    """One line for the indicator. ``paused`` (the user paused; the run may not have
+    stopped yet): "Paused" or "Pausing…" with what is done, no rate and no time left."""
     if _is_adaptation(p):
         if p.phase == "vocabulary":
             return "Adapting the model · learning new words from your documents"
@@ -34,12 +37,17 @@ def progress_text(p) -> str:
         bits.append("then your documents are re-encoded")
         return " · ".join(bits)
     phase = (getattr(p, "phase", "") or "indexing").replace("_", " ")
+    halted = paused or phase == "paused"
+    if halted:
+        phase = "paused" if phase == "paused" else "pausing…"
     bits = [phase[:1].upper() + phase[1:]]
     if p.files_total:
         bits.append(f"{format_count(p.files_done)} of {format_count(p.files_total)} files")
     elif p.files_done:
         bits.append(f"{format_count(p.files_done)} files")
     bits.append(f"{format_count(p.sentences_done)} sentences")
+    if halted:
+        return " · ".join(bits)
     if p.rate:
         bits.append(f"{p.rate:,.0f} sentences/s")
     if p.eta_s is not None and p.files_done < p.files_total:
@@ -54,12 +62,12 @@ class IndexingIndicator(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("indexing")
-        self.label = QLabel()
+        self.label = ElidedLabel(min_chars=12)  # shrinks before the status message does
         self.label.setObjectName("indexingLabel")
         self.bar = QProgressBar()
         self.bar.setObjectName("indexingBar")
         self.bar.setRange(0, 100)
-        self.bar.setFixedWidth(160)
+        self.bar.setFixedWidth(110)
         self.bar.setTextVisible(True)
         self.pause_btn = QToolButton()
         self.pause_btn.setObjectName("pauseButton")
@@ -74,7 +82,7 @@ class IndexingIndicator(QWidget):
         self.stop_btn.clicked.connect(self.stop_clicked)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.label)
+        layout.addWidget(self.label, 1)
         layout.addWidget(self.bar)
         layout.addWidget(self.pause_btn)
         layout.addWidget(self.stop_btn)
@@ -95,10 +103,7 @@ class IndexingIndicator(QWidget):
 
     def set_progress(self, p) -> None:
         self.last = p
-        text = progress_text(p)
-        if self.pause_btn.isChecked() and getattr(p, "phase", "") != "paused":
-            text = "Pausing… · " + text
-        self.label.setText(text)
+        self.label.setText(progress_text(p, paused=self.pause_btn.isChecked()))
         self.update_range()
         self.bar.setValue(progress_percent(p))
         self.bar.setFormat("%p%")

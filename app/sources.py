@@ -1,6 +1,7 @@
 """The Sources dialog: folders and mail stores being indexed, their counts, their failures.
 
-Add a folder or a mail store (mbox file or Maildir folder), remove one, edit its exclusion
+Add a folder or a mail store (a Maildir, a folder of .eml files or an mbox file, checked
+before it is added), remove one, edit its exclusion
 patterns, update the index; below, the files that could not be read and those skipped
 because their format is not read (found by their name only), with why (for the selected
 source, or all of them).
@@ -8,6 +9,7 @@ source, or all of them).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -33,6 +35,8 @@ from app.format import format_count, format_when
 from app.icons import kind_icon
 
 MAIL_FILTER = "Mailboxes (*.mbox *.mbx *.mbs mbox Inbox INBOX *.eml);;All files (*)"
+MAIL_FOLDER_CHOICE = "Maildir or folder of .eml…"
+MBOX_CHOICE = "mbox file…"
 
 SOURCE_COLUMNS = ("Source", "Files", "Sentences", "Errors", "Last updated", "Excluded")
 ERROR_COLUMNS = ("File", "Reason", "When")
@@ -42,9 +46,92 @@ def choose_folder(parent: QWidget, start: str) -> str:
     return QFileDialog.getExistingDirectory(parent, "Add a folder to search", start)
 
 
+#: How many entries of a picked folder are looked at for e-mail before it is refused.
+MAIL_SCAN_LIMIT = 2000
+
+
+def _looks_like_mail(path: str) -> bool:
+    """A file holding one e-mail: an .eml, or a file named otherwise (an Enron "1.") whose
+    first bytes are mail headers."""
+    if path.lower().endswith(".eml"):
+        return True
+    if not os.path.isfile(path):  # never open a FIFO: it would block
+        return False
+    from engine.ingest.extract import sniff_kind
+
+    try:
+        with open(path, "rb") as handle:
+            return sniff_kind(handle.read(4096)) == "email"
+    except OSError:
+        return False
+
+
+def mail_store_problem(path: str) -> str:
+    """Why ``path`` is not a mail store sparcdesk reads ('' when it is one): a Maildir (or a
+    folder of Maildirs), a folder holding e-mail files, or an mbox or .eml file."""
+    from engine.ingest.walk import is_maildir, is_mbox
+
+    p = Path(path)
+    if not os.path.lexists(p):
+        return f"{path} does not exist."
+    if p.is_dir():
+        if is_maildir(p):
+            return ""
+        seen = 0
+        for root, dirs, files in os.walk(p):
+            dirs.sort()
+            if any(is_maildir(Path(root) / d) for d in dirs):
+                return ""
+            for name in sorted(files):
+                if _looks_like_mail(os.path.join(root, name)):
+                    return ""
+                seen += 1
+            seen += len(dirs)
+            if seen > MAIL_SCAN_LIMIT:
+                break
+        return (
+            f"{path} is not a mail store: it is not a Maildir (no cur and new folders) and holds no"
+            " e-mail files (.eml, or files that start with mail headers). To search the files of an"
+            " ordinary folder, use File ▸ Add folder."
+        )
+    if is_mbox(p) or _looks_like_mail(str(p)):
+        return ""
+    return (
+        f"{path} is not an mbox file: its name does not end in .mbox and its first line does not"
+        " start with “From ”. For a Maildir or a folder of .eml files, choose that kind of mail store."
+    )
+
+
 def choose_mail_store(parent: QWidget, start: str) -> str:
-    """An mbox file; a Maildir is a folder (use Add folder, or pick its folder here)."""
-    path, _ = QFileDialog.getOpenFileName(parent, "Add a mail store (mbox file)", start, MAIL_FILTER)
+    """Ask which kind of mail store, pick it with a folder or a file dialog, and check it is
+    one; '' when cancelled or refused (the refusal says why)."""
+    box = QMessageBox(parent)
+    box.setObjectName("mailStoreKind")
+    box.setIcon(QMessageBox.Icon.Question)
+    box.setWindowTitle("Add a mail store")
+    box.setText("Which kind of mail store?")
+    box.setInformativeText(
+        "A Maildir (a folder with cur and new folders, as kept by mutt, Dovecot or offlineimap) or a"
+        " folder of .eml files is picked as a folder; an mbox file (Thunderbird, Apple Mail or"
+        " Google Takeout exports) as a file."
+    )
+    folder_btn = box.addButton(MAIL_FOLDER_CHOICE, QMessageBox.ButtonRole.AcceptRole)
+    mbox_btn = box.addButton(MBOX_CHOICE, QMessageBox.ButtonRole.AcceptRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.exec()
+    clicked = box.clickedButton()
+    if clicked is folder_btn:
+        path = QFileDialog.getExistingDirectory(parent, "Add a Maildir or a folder of e-mail files", start)
+    elif clicked is mbox_btn:
+        path, _ = QFileDialog.getOpenFileName(parent, "Add an mbox file", start, MAIL_FILTER)
+    else:
+        return ""
+    if not path:
+        return ""
+    problem = mail_store_problem(path)
+    if problem:
+        QMessageBox.warning(parent, "Not a mail store", problem)
+        return ""
     return path
 
 
@@ -79,7 +166,7 @@ class SourcesDialog(QDialog):
 
         self.add_folder_btn = QPushButton("Add &folder…")
         self.add_mail_btn = QPushButton("Add &mail store…")
-        self.add_mail_btn.setToolTip("An mbox file. A Maildir is a folder: add it with Add folder.")
+        self.add_mail_btn.setToolTip("A Maildir, a folder of .eml files or an mbox file")
         self.exclude_btn = QPushButton("&Exclusions…")
         self.exclude_btn.setToolTip("Patterns of files and folders to leave out (glob, one per line)")
         self.remove_btn = QPushButton("&Remove")

@@ -10,12 +10,14 @@ preview, Esc goes back to the search field. All engine work goes through
 from __future__ import annotations
 
 import html
+import os
+import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QProcess, QSettings, QStringListModel, Qt, QTimer, QUrl, Slot
+from PySide6.QtCore import QByteArray, QProcess, QSettings, QStringListModel, Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QCompleter,
@@ -33,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.backend import Backend, SearchResult
+from app.backend import Backend, JobOutcome, SearchResult
 from app.filters import FilterPanel
 from app.format import collapse, format_count, format_duration
 from app.icons import app_icon
@@ -42,6 +44,7 @@ from app.progress import IndexingIndicator
 from app.qtcompat import install_none_guard
 from app.results import ResultsModel, ResultsView
 from app.sources import SourcesDialog, choose_folder, choose_mail_store
+from app.statusbar import Banner, StatusBar
 from app.welcome import MessagePage, WelcomePage, sample_questions, samples_dir
 from engine.search.defaults import DEFAULT_HYBRID, DEFAULT_IDF
 
@@ -56,6 +59,86 @@ AUTO_ADAPT_MIN_SENTENCES = 5000
 #: (docs/ood.md, "Every combination"; those two are engine.search.defaults).
 AUTO_ADAPT_DEFAULT = False
 HISTORY_SIZE = 50
+#: Half of a 1366-px screen: the window fits it with filters, results and preview shown.
+NARROW_WIDTH = 680
+RESULTS_MIN_WIDTH = 180
+PREVIEW_MIN_WIDTH = 200
+#: What adapting measured, with the shipped model, on collections with known answers
+#: (``sparcdesk-train ood``, docs/ood.md "Every combination", sparc-tiny 0.3.0: as shipped ->
+#: +emb; tests/test_app.py checks them against that table). Shown before adapting: the
+#: user's own files have no questions with known answers, so their gain is not measured.
+ADAPT_MEASURED_MODEL = ("sparc-tiny", "0.3.0")
+ADAPT_MEASURED_MRR = {  # SPARC alone, MRR (nDCG@10 for CISI and TIME)
+    "RelationExtraction": (91.17, 94.25),
+    "SQuAD": (74.28, 76.77),
+    "FaQuAD": (72.78, 77.60),
+    "TIME": (62.78, 64.79),
+    "CISI": (23.82, 26.62),
+    "e-mail": (60.62, 51.34),
+}
+#: The default search (IDF + BM25 hybrid): out-of-domain mean without -> with adaptation.
+ADAPT_MEASURED_DEFAULT_SEARCH = (67.11, 64.31)
+
+
+def adaptation_forecast(model: str, version: str) -> str:
+    """What adapting is measured to gain with this model, or that it was not measured."""
+    if (model, version.split("+")[0]) != ADAPT_MEASURED_MODEL:  # "0.3.0+<content hash>"
+        return f"Its gain was not measured for the model in use ({model} {version})."
+    sets = ", ".join(f"{k} {a:.2f} → {b:.2f}" for k, (a, b) in ADAPT_MEASURED_MRR.items())
+    before, after = ADAPT_MEASURED_DEFAULT_SEARCH
+    return (
+        f"Measured with this model ({model} {version}, docs/ood.md), adapting to a collection's own "
+        f"text changed the neural ranking's MRR: {sets}. With the default search (rare words "
+        f"weighted, keywords combined) the mean over five collections went from {before:.2f} to "
+        f"{after:.2f}. Your own files have no questions with known answers, so the gain on them "
+        "cannot be measured here."
+    )
+
+
+def adaptation_outcome(outcome: JobOutcome, status: dict) -> str:
+    """How an adaptation ended, from the job and the engine's status right after it: which
+    model answers now and what adaptation measured (its masked-word loss on your text)."""
+    live = (status.get("generation") or {}).get("model") or "the model"
+    adapted = "+adapted" in live
+    which = f"the adapted model ({live})" if adapted else f"the shipped model ({live})"
+    if outcome.outcome == "done" and adapted:
+        info = (status.get("adapted_model") or {}).get("adaptation") or {}
+        first, last, n = info.get("loss_first"), info.get("loss_last"), info.get("sentences")
+        gain = ""
+        if first is not None and last is not None and n:
+            gain = (
+                f" What it measured: the masked-word loss on your {format_count(int(n))} sentences went "
+                f"from {first:.2f} to {last:.2f} ({last - first:+.2f}); with no questions of yours "
+                "with known answers, its effect on search is not measured here."
+            )
+        return f"Adapted model in use: {live}.{gain} Index ▸ Restore previous model goes back."
+    if outcome.outcome == "done":
+        return (
+            f"Adaptation trained, but its index is not complete: {which} still answers. "
+            "Index ▸ Update index completes it."
+        )
+    if outcome.outcome == "failed":
+        return f"Adaptation failed ({outcome.error}); {which} is still in use."
+    return f"Adaptation cancelled; {which} is still in use."
+
+
+class PageStack(QStackedWidget):
+    """A stacked widget as wide as its current page needs (QStackedWidget asks for the
+    widest page's minimum, so the welcome page held the results list wide)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.currentChanged.connect(lambda _i: self.updateGeometry())
+
+    def minimumSizeHint(self):  # noqa: N802 (Qt's name)
+        page = self.currentWidget()
+        if page is None:
+            return super().minimumSizeHint()
+        return page.minimumSizeHint().expandedTo(page.minimumSize())
+#: When the index changes under the results on screen (an indexing run ends, a watched file
+#: changes, a source is removed, an adaptation goes live), the question is asked again after
+#: this many ms without a further change, keeping the selection where its document remains.
+LIVE_REFRESH_MS = 500
 
 
 def default_filters_type():
@@ -92,6 +175,9 @@ class SearchField(QLineEdit):
 
 
 class MainWindow(QMainWindow):
+    #: The results on screen were refreshed after a change of the index (the new SearchResult).
+    results_refreshed = Signal(object)
+
     def __init__(self, backend: Backend, settings: QSettings, filters_type: Any = None) -> None:
         super().__init__()
         install_none_guard()
@@ -102,6 +188,9 @@ class MainWindow(QMainWindow):
         self.errors: list = []
         self.last_result: SearchResult | None = None
         self._last_query: str | None = None
+        self._asked: dict[str, Any] | None = None  # the last question as asked, for live refresh
+        self._live_request = 0  # the backend request of a live refresh in flight
+        self._restoring = False  # the results are being replaced by a live refresh
         self._searching = False
         self._sources_known = False
         self._index_started_at = 0.0
@@ -109,6 +198,10 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("sparcdesk")
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)  # drop a folder or mail store on the window to add it
+        self.setStatusBar(StatusBar(self))
+        self._last_outcome: JobOutcome | None = None
+        self._pending_report: JobOutcome | None = None  # said once the counts after it arrive
+        self._files_before: dict[str, int] = {}  # a source's files before its exclusions changed
         self.resize(1280, 800)
 
         self._build_widgets()
@@ -160,6 +253,8 @@ class MainWindow(QMainWindow):
         self.filters.changed.connect(self._filters_changed)
         self._filter_timer = QTimer(self, singleShot=True, interval=250)
         self._filter_timer.timeout.connect(self._rerun_for_filters)
+        self._live_timer = QTimer(self, singleShot=True, interval=LIVE_REFRESH_MS)
+        self._live_timer.timeout.connect(self._index_settled)
 
         self.model = ResultsModel(self)
         self.results = ResultsView()
@@ -176,7 +271,7 @@ class MainWindow(QMainWindow):
         self.message = MessagePage()
         self.message.question_clicked.connect(self.ask)
 
-        self.stack = QStackedWidget()
+        self.stack = PageStack()
         self.stack.addWidget(self.welcome)
         self.stack.addWidget(self.message)
         self.stack.addWidget(self.results)
@@ -196,6 +291,10 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(2, 1)
         self.splitter.setCollapsible(1, False)
         self.splitter.setSizes([230, 520, 530])
+        # Each pane's minimum fits NARROW_WIDTH with all three shown (the filters' own is
+        # its widest row); the results keep enough room to read a title.
+        self.results.setMinimumWidth(RESULTS_MIN_WIDTH)
+        self.preview.setMinimumWidth(PREVIEW_MIN_WIDTH)
 
         central = QWidget()
         col = QVBoxLayout(central)
@@ -212,6 +311,9 @@ class MainWindow(QMainWindow):
         self.no_answer.hide()
         self.stack.currentChanged.connect(lambda _i: self.no_answer.setVisible(self._no_answer_shown()))
         col.addWidget(self.no_answer)
+        # What must not be missed (an Open that failed, how an adaptation ended): wraps, stays.
+        self.banner = Banner()
+        col.addWidget(self.banner)
         col.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
 
@@ -253,7 +355,9 @@ class MainWindow(QMainWindow):
         self.act_add_folder = A(
             "Add &folder…", self.add_folder, "Ctrl+Shift+N", "Index a folder and search it"
         )
-        self.act_add_mail = A("Add &mail store…", self.add_mail_store, None, "Index an mbox file")
+        self.act_add_mail = A(
+            "Add &mail store…", self.add_mail_store, None, "Index a Maildir, a folder of .eml files or an mbox file"
+        )
         self.act_sources = A(
             "&Sources…", self.show_sources, "Ctrl+Shift+S", "Folders and mail stores, counts, failed files"
         )
@@ -271,6 +375,9 @@ class MainWindow(QMainWindow):
             "&Previous hit", self.preview.previous_hit, QKeySequence.StandardKey.FindPrevious
         )
         self.act_copy = A("&Copy answer sentence", self.copy_sentence, "Ctrl+Shift+C")
+        self.act_copy_path = A(
+            "Copy &path", self.copy_current_path, "Ctrl+Alt+C", "Copy the document's full path to the clipboard"
+        )
         self.act_back = A("Back to search", self.focus_search, "Esc")
         self.act_back.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.results.addAction(self.act_back)
@@ -339,7 +446,7 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         m.addAction(self.act_quit)
         m = mb.addMenu("&Search")
-        m.addActions([self.act_focus, self.act_open, self.act_reveal, self.act_copy])
+        m.addActions([self.act_focus, self.act_open, self.act_reveal, self.act_copy, self.act_copy_path])
         m.addSeparator()
         m.addActions([self.act_next_hit, self.act_prev_hit])
         m.addSeparator()
@@ -365,6 +472,9 @@ class MainWindow(QMainWindow):
         options.addSeparator()
         options.addAction(self.act_adapt)
         self.options_btn.setMenu(options)
+        # right-click on a result: what the Search menu does with it
+        self.results.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.results.customContextMenuRequested.connect(self._results_menu)
         self.filters_btn.setDefaultAction(self.act_filters)
         self.filters_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.filters_btn.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_FileDialogDetailedView))
@@ -387,6 +497,11 @@ class MainWindow(QMainWindow):
         b.watch_event.connect(self._watch_event)
         b.watching_changed.connect(self._watching_changed)
         b.status_changed.connect(self._status_changed)
+        b.job_finished.connect(self._job_finished)
+        b.mail_catalog_ready.connect(self.filters.set_mail_catalog)
+        # every change of the index: results on screen and the e-mail filters follow it
+        b.index_finished.connect(lambda _final, _error: self._index_changed())
+        b.watch_event.connect(lambda _event: self._index_changed())
 
     # ================================================================== settings
 
@@ -436,6 +551,14 @@ class MainWindow(QMainWindow):
             if url.isLocalFile() and Path(url.toLocalFile()).exists():
                 self.add_source(url.toLocalFile())
         event.acceptProposedAction()
+
+    def event(self, event) -> bool:
+        """Status tips (menus, hovered actions) go through the message area that elides,
+        not QStatusBar's own painting, which clipped them."""
+        if event.type() == event.Type.StatusTip:
+            self.statusBar().showMessage(event.tip())
+            return True
+        return super().event(event)
 
     def closeEvent(self, event) -> None:
         self.save_settings()
@@ -492,6 +615,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _engine_ready(self) -> None:
         self.statusBar().showMessage("Ready", 3000)
+        self.backend.load_mail_catalog()
         # Files changed while the app was closed, and a run cut short by quitting, are
         # caught up with at start: by the watch (it indexes every source first), or else by
         # resuming the interrupted run.
@@ -512,20 +636,31 @@ class MainWindow(QMainWindow):
         self.filters.set_sources(self.sources)
         if self._sources_dialog is not None:
             self._sources_dialog.set_sources(self.sources)
-        files = sum(s.files for s in self.sources)
-        sentences = sum(s.sentences for s in self.sources)
-        errors = sum(s.errors for s in self.sources)
-        text = f"{format_count(files)} files · {format_count(sentences)} sentences"
-        if errors:
-            text += f' · <a href="sources">{format_count(errors)} unreadable</a>'
-        self.summary.setText(text if self.sources else "No sources")
+        self._update_summary()
         self.summary.setToolTip(
             "\n".join(s.path for s in self.sources) or "Add a folder with File ▸ Add folder"
         )
+        has_samples = self._has_samples()
+        self.act_samples.setVisible(not has_samples)  # one click adds them; then it has done its job
+        self.act_samples.setEnabled(not has_samples)
         if first or self.stack.currentWidget() is not self.results:
             self._idle_page()
         if first:
             self.focus_search()
+
+    def _update_summary(self) -> None:
+        """The catalog's counts when idle. While indexing the indicator's count is the only
+        one (the catalog's lags behind the run and the two disagreed): the summary keeps
+        only the link to the unreadable files."""
+        errors = sum(s.errors for s in self.sources)
+        link = f'<a href="sources">{format_count(errors)} unreadable</a>' if errors else ""
+        if self.backend.indexing:
+            self.summary.setText(link)
+            return
+        files = sum(s.files for s in self.sources)
+        sentences = sum(s.sentences for s in self.sources)
+        text = f"{format_count(files)} files · {format_count(sentences)} sentences"
+        self.summary.setText((f"{text} · {link}" if link else text) if self.sources else "No sources")
 
     def _errors_changed(self, errors: list) -> None:
         self.errors = list(errors)
@@ -567,8 +702,14 @@ class MainWindow(QMainWindow):
         question = self.search.text().strip()
         if not self.backend.is_ready:
             return
+        # this search brings the results up to date; the e-mail filters still follow the index
+        if self._live_timer.isActive():
+            self._live_timer.stop()
+            QTimer.singleShot(0, self.backend.load_mail_catalog)  # queued after the question
+        self._live_request = 0
         if not question:
             self._last_query = None
+            self._asked = None
             self.model.set_answers([])
             self.preview.clear()
             self._idle_page()
@@ -577,23 +718,30 @@ class MainWindow(QMainWindow):
         self._remember(question)
         self._searching = True
         self.statusBar().showMessage("Searching…")
-        self.backend.ask(
-            question,
-            filters=self.current_filters(),
-            top=self.top,
-            idf=self.act_idf.isChecked(),
-            hybrid=self.act_hybrid.isChecked(),
-        )
+        self._asked = {
+            "question": question,
+            "filters": self.current_filters(),
+            "top": self.top,
+            "idf": self.act_idf.isChecked(),
+            "hybrid": self.act_hybrid.isChecked(),
+        }
+        self.backend.ask(**self._asked)
 
     def _remember(self, question: str) -> None:
         items = [q for q in self.history.stringList() if q != question]
         self.history.setStringList([question, *items][:HISTORY_SIZE])
 
     def _show_answers(self, result: SearchResult) -> None:
+        # a source being removed has left the results already, even if the index still has it
+        result.answers = [a for a in result.answers if not self.backend.is_removed(a.path)]
+        live, self._live_request = result.request == self._live_request, 0
+        if live and result.answers and self.stack.currentWidget() is self.results:
+            self._show_refreshed(result)
+            self.results_refreshed.emit(result)
+            return
         self._searching = False
         self.last_result = result
         answers = result.answers
-        self.filters.learn(answers)
         self.model.set_answers(answers)
         mode = "hybrid" if result.hybrid else "neural"
         where = self.filters.describe() if self.current_filters() is not None else ""
@@ -618,8 +766,66 @@ class MainWindow(QMainWindow):
         n = len(answers)
         found = f"{n} document{'s' if n != 1 else ''}" if result.answered else f"No answer · {n} closest matches"
         self.statusBar().showMessage(f"{found}{where} · {result.seconds * 1000:.0f} ms · {mode}")
+        if live:
+            self.results_refreshed.emit(result)
 
-    def _search_failed(self, _req: int, message: str) -> None:
+    # ================================================================== live results
+
+    def _index_changed(self) -> None:
+        """The index changed (debounced): the e-mail filters and the results on screen follow."""
+        self._live_timer.start()
+
+    def _index_settled(self) -> None:
+        self.backend.load_mail_catalog()
+        if self._asked is None or self._last_query is None or self._searching or not self.backend.is_ready:
+            return
+        self._live_request = self.backend.ask(**self._asked)
+
+    def _show_refreshed(self, result: SearchResult) -> None:
+        """New answers to the question on screen: the selected document stays selected where
+        it was in the view, and its preview where it was scrolled; one that is gone is said
+        so in the preview. Focus stays where the user has it."""
+        view = self.results
+        previous = self.current_answer()
+        index = view.currentIndex()
+        old_top = view.visualRect(index).top() if index.isValid() else None
+        bar = view.verticalScrollBar()
+        scroll = bar.value()
+        self.last_result = result
+        self._restoring = True
+        try:
+            self.model.set_answers(result.answers)
+            view.doItemsLayout()
+            keys = [a.doc_key for a in result.answers]
+            row = keys.index(previous.doc_key) if previous is not None and previous.doc_key in keys else -1
+            if row >= 0:
+                auto = view.hasAutoScroll()
+                view.setAutoScroll(False)
+                view.setCurrentIndex(self.model.index(row, 0))
+                view.setAutoScroll(auto)
+                if old_top is not None:
+                    bar.setValue(bar.value() + view.visualRect(self.model.index(row, 0)).top() - old_top)
+            else:
+                bar.setValue(scroll)
+        finally:
+            self._restoring = False
+        self.no_answer.setVisible(self._no_answer_shown())
+        if row >= 0:
+            answer = result.answers[row]
+            self.preview.refresh_answer(answer)
+            self.backend.load_document(answer.doc_key)
+        elif previous is not None:
+            self.preview.show_gone(previous)
+        n = len(result.answers)
+        self.statusBar().showMessage(
+            f"Results updated: the index changed · {n} document{'s' if n != 1 else ''}", 5000
+        )
+
+    def _search_failed(self, req: int, message: str) -> None:
+        if req == self._live_request:  # a live refresh: the results on screen stay
+            self._live_request = 0
+            self.statusBar().showMessage(f"Could not refresh the results: {message}", 8000)
+            return
         self._searching = False
         self.model.set_answers([])
         self.preview.clear()
@@ -643,6 +849,8 @@ class MainWindow(QMainWindow):
             self.run_search()
 
     def _current_changed(self, current, _previous) -> None:
+        if self._restoring:  # a live refresh places the selection and the preview itself
+            return
         answer = self.model.answer(current.row()) if current.isValid() else None
         if answer is None:
             self.preview.clear()
@@ -668,17 +876,19 @@ class MainWindow(QMainWindow):
 
     def open_path(self, path: str) -> None:
         if not Path(path).exists():
-            self.statusBar().showMessage(f"{path} no longer exists", 5000)
+            self._open_failed(path, f"{path} no longer exists: it was moved or deleted since it was indexed.")
             return
         if not QDesktopServices.openUrl(QUrl.fromLocalFile(path)):
-            self.statusBar().showMessage(f"No application to open {path}", 5000)
+            self._open_failed(path, f"{Path(path).name} could not be opened: {no_opener_reason(path)}")
         else:
+            if self.banner.path == path:
+                self.banner.dismiss()
             self.statusBar().showMessage(f"Opened {Path(path).name}", 3000)
 
     def reveal_path(self, path: str) -> None:
         p = Path(path)
         if not p.exists():
-            self.statusBar().showMessage(f"{path} no longer exists", 5000)
+            self._open_failed(path, f"{path} no longer exists: it was moved or deleted since it was indexed.")
             return
         # Select the file where the platform can; else open its folder with the usual handler.
         if sys.platform == "darwin" and QProcess.startDetached("open", ["-R", str(p)]):
@@ -687,7 +897,27 @@ class MainWindow(QMainWindow):
             return
         folder = p if p.is_dir() else p.parent
         if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
-            self.statusBar().showMessage(f"Could not open {folder}", 5000)
+            self._open_failed(path, f"Its folder could not be shown: {no_opener_reason(str(folder), folder=True)}")
+
+    def _open_failed(self, path: str, why: str) -> None:
+        """Say why in the banner (it stays, unlike a status message) and offer Copy path."""
+        self.banner.show_notice(why, path=path, warning=True)
+        self.statusBar().showMessage(why, 8000)
+
+    def copy_current_path(self) -> None:
+        a = self.current_answer()
+        if a is not None:
+            QGuiApplication.clipboard().setText(a.path)
+            self.statusBar().showMessage(f"Copied {a.path}", 3000)
+
+    def _results_menu(self, pos) -> None:
+        if not self.results.indexAt(pos).isValid():
+            return
+        menu = QMenu(self.results)
+        menu.addActions([self.act_open, self.act_reveal])
+        menu.addSeparator()
+        menu.addActions([self.act_copy, self.act_copy_path])
+        menu.popup(self.results.viewport().mapToGlobal(pos))
 
     def copy_sentence(self) -> None:
         a = self.current_answer()
@@ -716,6 +946,8 @@ class MainWindow(QMainWindow):
         self.backend.add_source(Path(path), exclude or [])
 
     def index_samples(self) -> None:
+        if self._has_samples():
+            return
         root = samples_dir()
         if root is None:
             QMessageBox.information(
@@ -723,6 +955,7 @@ class MainWindow(QMainWindow):
             )
             return
         self.add_source(str(root))
+        self.act_samples.setEnabled(False)  # until the source list says whether they are added
         self.show_message(
             "Indexing the sample documents…",
             "This takes well under a minute. You can ask already:",
@@ -730,9 +963,32 @@ class MainWindow(QMainWindow):
         )
 
     def remove_source(self, path: str) -> None:
+        """The source leaves the lists and the results now; the backend stops its indexing
+        and deletes its documents (said when done)."""
         self.backend.remove_source(Path(path))
+        self._sources_changed([s for s in self.sources if s.path != path])
+        self.errors = [e for e in self.errors if not self.backend.is_removed(e.path)]
+        if self._sources_dialog is not None:
+            self._sources_dialog.set_errors(self.errors)
+        answers = self.model.answers()
+        kept = [a for a in answers if not self.backend.is_removed(a.path)]
+        if len(kept) != len(answers):
+            current = self.current_answer()
+            self.model.set_answers(kept)
+            if current is not None and current in kept:
+                self.results.setCurrentIndex(self.model.index(kept.index(current), 0))
+            elif kept:
+                self.results.setCurrentIndex(self.model.index(0, 0))
+            else:
+                self.preview.clear()
+                self._last_query = None
+                self._idle_page()
+        self.statusBar().showMessage(f"Removing {path}…")
 
     def set_exclusions(self, path: str, patterns: list) -> None:
+        before = next((s.files for s in self.sources if s.path == path), None)
+        if before is not None:
+            self._files_before[str(Path(path))] = before
         self.backend.set_exclusions(Path(path), patterns)
 
     def show_sources(self) -> None:
@@ -761,19 +1017,60 @@ class MainWindow(QMainWindow):
         name = self.model_state.get("name")
         if name:
             self.act_adapt.setStatusTip(f"{ADAPT_TIP} (model in use: {name})")
+        self._report_outcome(status)
+
+    def _job_finished(self, outcome: JobOutcome) -> None:
+        """Jobs whose end needs the counts after it are reported by ``_report_outcome``."""
+        self._last_outcome = outcome
+        if outcome.kind == "remove" and outcome.outcome == "done":
+            self.statusBar().showMessage(f"Removed {outcome.path}: its documents left the index", 10000)
+        elif (outcome.kind == "adapt" and outcome.outcome != "dropped") or (
+            outcome.kind in ("restore", "exclusions") and outcome.outcome == "done"
+        ):
+            self._pending_report = outcome
+
+    def _report_outcome(self, status: dict) -> None:
+        """Say how a restore, an exclusion change or an adaptation ended, with the counts
+        and the model of the status that follows it."""
+        o, self._pending_report = self._pending_report, None
+        if o is None:
+            return
+        if o.kind == "adapt":
+            self.banner.show_notice(adaptation_outcome(o, status), warning=o.outcome != "done")
+            self.statusBar().showMessage(self.banner.text(), 15000)
+        elif o.kind == "restore":
+            live = (status.get("generation") or {}).get("model") or ""
+            self.statusBar().showMessage(
+                f"Previous model restored ({live}): {format_count(int(status.get('files_ok') or 0))} files, "
+                f"{format_count(int(status.get('sentences') or 0))} sentences searchable",
+                15000,
+            )
+        elif o.kind == "exclusions":
+            src = next((s for s in self.sources if s.path == o.path), None)
+            if src is None:
+                return
+            before = self._files_before.pop(o.path, None)
+            left = f"; {format_count(before - src.files)} files left out" if before and before > src.files else ""
+            self.statusBar().showMessage(
+                f"Exclusions of {o.path} applied: {format_count(src.files)} files, "
+                f"{format_count(src.sentences)} sentences indexed{left}",
+                15000,
+            )
 
     def adapt_model(self) -> None:
         if not self.backend.is_ready:
             return
         files = sum(s.files for s in self.sources)
         again = " It replaces the current adaptation." if self.model_state.get("adapted") else ""
+        model = self.last_status.get("model") or {}
+        name = str(model.get("name", "")).removesuffix("+adapted")
         answer = QMessageBox.question(
             self,
             "Adapt to my documents",
             f"sparcdesk will learn the vocabulary of your {format_count(files)} indexed files on this "
             "computer (nothing leaves it; a few minutes on a laptop), then re-encode them. Answers keep "
             "coming from the current index until the new one is complete, and Index ▸ Restore previous "
-            f"model undoes it.{again}",
+            f"model undoes it.{again}\n\n{adaptation_forecast(name, str(model.get('version', '')))}",
             QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel,
         )
         if answer == QMessageBox.StandardButton.Ok:
@@ -826,6 +1123,7 @@ class MainWindow(QMainWindow):
             self.indicator.finish()
             self.act_pause.setChecked(False)
             self._idle_page()
+        self._update_summary()
 
     def _progress_refresh(self, _p: Any) -> None:
         """Keep the counts in the status bar moving while a long run indexes (every few seconds)."""
@@ -841,6 +1139,9 @@ class MainWindow(QMainWindow):
         if final is not None:
             self.indicator.set_progress(final)
             secs = time.monotonic() - self._index_started_at
+            o = self._last_outcome
+            if o is not None and (o.reason == "removal" or o.kind in ("remove", "restore", "exclusions", "adapt")):
+                return  # said by _job_finished / _report_outcome, with the counts that are real
             if final.phase == "cancelled":
                 self.statusBar().showMessage(
                     f"Indexing stopped after {format_count(final.files_done)} of {format_count(final.files_total)} "
@@ -962,6 +1263,22 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         QMessageBox.about(self, "About sparcdesk", self.about_text())
+
+
+def no_opener_reason(path: str, folder: bool = False) -> str:
+    """Why the desktop could not open ``path``, as far as can be told from here."""
+    if sys.platform.startswith("linux"):
+        if shutil.which("xdg-open") is None:
+            return (
+                "xdg-open is not installed, so there is no file manager or application to hand it to "
+                "(on Debian or Ubuntu: sudo apt-get install xdg-utils). Copy the path to open it yourself."
+            )
+        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            return "there is no desktop session to open it in. Copy the path to open it yourself."
+    if folder:
+        return "no file manager is set up for folders. Copy the path to open it yourself."
+    ext = Path(path).suffix or "this kind of"
+    return f"no application is set up to open {ext} files. Copy the path to open it yourself."
 
 
 def _bool(value: Any) -> bool:

@@ -9,7 +9,14 @@ the built-in sample corpus, so the pictures show exactly what a new user sees:
     03-ready.png            indexed: example questions to click
     04-results-preview.png  a question, answers with the sentence in bold, the preview
     05-email-result.png     an e-mail answer (sender, recipients, subject, date), filters open
-    06-sources.png          the Sources dialog with counts and the files that failed
+    06-sources.png          the Sources dialog with counts, the file that failed and the one
+                            skipped (a format that is not read: found by its name only)
+    07-query-syntax.png     a field, a phrase and an exclusion in the search box
+    08-no-answer.png        nothing answers: said above the closest matches
+    09-narrow.png           680 px wide (half of a 1366-px screen) with filters and preview
+    10-email-filters.png    the sender filter by part of a name, a date range typed as months
+    11-mail-store-kind.png  File > Add mail store: Maildir / folder of .eml, or mbox file
+    12-live-results.png     a watched deletion: the results follow, the preview says it is gone
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     samples = work / "samples"
     shutil.copytree(ROOT / "samples", samples)
     (samples / "documents" / "draft-notes.pdf").write_bytes(b"%PDF-1.4\nunfinished download\n")
+    # and one in a format that is not read (Word 97-2003): listed as skipped, found by its name
+    (samples / "documents" / "roadmap-2001.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
     os.environ["SPARCDESK_SAMPLES"] = str(samples)
     os.environ["SPARCDESK_HOME"] = str(work / "home")
 
@@ -156,9 +165,66 @@ def main(argv: list[str] | None = None) -> int:
     spin(300)
     shot(window, "08-no-answer.png")
 
+    # The e-mail filters: a sender by part of a name, a custom date range typed as months.
+    got.clear()
+    window.act_filters.setChecked(True)
+    window.search.setText("California energy crisis")
+    window.run_search()
+    wait_for(lambda: bool(got), "answers for the e-mail filters")
+    wait_for(lambda: window.filters.sender_model.rowCount() > 0, "the senders of the catalog")
+    got.clear()
+    window.filters.sender.setText("skil")
+    window.filters.date_from.setText("2000-06")
+    window.filters.date_to.setText("2001-06")
+    window.filters.date_from.editingFinished.emit()
+    window.filters.date_to.editingFinished.emit()
+    wait_for(lambda: bool(got) and bool(window.preview.hits), "answers within the e-mail filters")
+    spin(400)
+    shot(window, "10-email-filters.png")
+    window.filters.reset()
+    window.act_filters.setChecked(False)
+
+    # File > Add mail store: which kind of store (the box is grabbed, then cancelled).
+    def grab_kind_box() -> None:
+        box = QApplication.activeModalWidget()
+        if box is None or box.objectName() != "mailStoreKind":
+            QTimer.singleShot(30, grab_kind_box)
+            return
+        shot(box, "11-mail-store-kind.png")
+        box.reject()
+
+    QTimer.singleShot(0, grab_kind_box)
+    window.act_add_mail.trigger()
+
+    # Live results: the selected document is deleted while watched; the list follows and
+    # the preview says it is gone, without Enter.
+    got.clear()
+    window.search.setText(DOC_QUESTION)
+    window.run_search()
+    wait_for(lambda: bool(got) and bool(window.preview.hits), "answers to delete one of")
+    gone = window.current_answer()
+    refreshed: list = []
+    window.results_refreshed.connect(refreshed.append)
+    Path(gone.path).unlink()
+    wait_for(lambda: bool(refreshed), "the results to follow the deletion")
+    spin(300)
+    shot(window, "12-live-results.png")
+
+    # Half of a 1366-px screen, filters and preview shown (the window's minimum fits it).
+    got.clear()
+    window.act_filters.setChecked(True)
+    window.resize(680, args.height)
+    window.search.setText(DOC_QUESTION)
+    window.run_search()
+    wait_for(lambda: bool(got) and bool(window.preview.hits) and window.width() == 680, "the narrow window")
+    spin(400)
+    shot(window, "09-narrow.png")
+    window.act_filters.setChecked(False)
+    window.resize(args.width, args.height)
+
     window.show_sources()
     dialog = window._sources_dialog
-    wait_for(lambda: dialog.table.rowCount() > 0 and dialog.errors_table.rowCount() > 0, "the sources dialog")
+    wait_for(lambda: dialog.table.rowCount() > 0 and dialog.errors_table.rowCount() > 1, "the sources dialog")
     shot(dialog, "06-sources.png")
     dialog.close()
 

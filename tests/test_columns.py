@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from bench.synthetic import VectorModel, sample_questions
 from engine.index import columns
@@ -131,18 +130,54 @@ def test_vocabulary_larger_than_wordpiece(tmp_path: Path) -> None:
             assert [h.sentence_id for h in idx.search(q, 20)] == oracle.score(q, top_k=20)[0].tolist()
 
 
-def test_uncommitted_column_files_are_orphans(tmp_path: Path) -> None:
-    """Column files written for a commit that tantivy never made are ignored and removed."""
-    idx = SentenceIndex.create(tmp_path / "ix", QUANT)
+# A writer that adds batch 1 and deletes document b0-d2 over a committed batch 0, then kills
+# itself (SIGKILL) at one step of its commit: after the pending column state is written but
+# before tantivy commits ("prepared"), or after tantivy committed, before the column
+# manifest ("tantivy-committed").
+KILLED_IN_COMMIT = textwrap.dedent(
+    """
+    import os, signal, sys
+    from engine.index import columns
+    from engine.index.sentences import SentenceIndex
+    from tests.test_columns import _batch, _records
+    def die(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+    idx = SentenceIndex.open(sys.argv[1], writable=True)
+    idx.add(_records(1), _batch(1))
+    idx.delete_document("b0-d2")
+    if sys.argv[2] == "prepared":
+        idx._columns.prepare(idx._view.columns)  # what commit() does before tantivy commits
+        die()
+    columns.ColumnStore.finish = die  # the step right after tantivy's commit
+    idx.commit()
+    print("not killed", flush=True)
+    """
+)
+
+
+def _killed_in_commit(path: Path, step: str) -> tuple[list[int], list[int]]:
+    """Batch 0 committed, then a real writer killed at ``step``; (batch 0's ids, b0-d2's ids)."""
+    idx = SentenceIndex.create(path, QUANT)
     ids = idx.add(_records(0), _batch(0))
     idx.commit()
-    idx.add(_records(1), _batch(1))
-    idx.delete_document("b0-d0")
-    idx._columns.prepare(idx._view.columns)  # segment, deletion file and pending.json written
+    gone = idx.document_sentence_ids("b0-d2")
+    idx.close()
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_IN_COMMIT, str(path), step],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stdout, proc.stderr[-3000:])
+    return ids, gone
+
+
+def test_uncommitted_column_files_are_orphans(tmp_path: Path) -> None:
+    """Column files written for a commit that tantivy never made are ignored and removed."""
+    ids, _gone = _killed_in_commit(tmp_path / "ix", "prepared")
     root = tmp_path / "ix" / columns.COLUMNS_DIR
     assert (root / columns.PENDING).exists() and len(list(root.glob("seg-*"))) == 2
-    idx._writer = None  # crash: tantivy never commits (its lock dies with the object)
-    del idx
     live = dict(zip(ids, _batch(0), strict=True))
     queries = sample_questions(_batch(0), 4, seed=5)
     _check(SentenceIndex.open(tmp_path / "ix"), live, queries)  # readers ignore the orphans
@@ -153,29 +188,18 @@ def test_uncommitted_column_files_are_orphans(tmp_path: Path) -> None:
     w.close()
 
 
-def test_crash_after_tantivy_commit_before_manifest(tmp_path: Path, monkeypatch) -> None:
+def test_crash_after_tantivy_commit_before_manifest(tmp_path: Path) -> None:
     """tantivy committed, the process died before the manifest: the pending state is live."""
-    idx = SentenceIndex.create(tmp_path / "ix", QUANT)
-    ids = idx.add(_records(0), _batch(0))
-    idx.commit()
-    new = idx.add(_records(1), _batch(1))
-    gone = idx.document_sentence_ids("b0-d2")
-    idx.delete_document("b0-d2")
-
-    def die(self, opstamp: int) -> None:
-        raise SystemExit("killed")
-
-    monkeypatch.setattr(columns.ColumnStore, "finish", die)
-    with pytest.raises(SystemExit):
-        idx.commit()
-    monkeypatch.undo()
-    idx._writer = None
-    del idx
+    ids, gone = _killed_in_commit(tmp_path / "ix", "tantivy-committed")
+    assert (tmp_path / "ix" / columns.COLUMNS_DIR / columns.PENDING).exists()
+    reader = SentenceIndex.open(tmp_path / "ix")
+    new = sorted(sid for d in range(4) for sid in reader.document_sentence_ids(f"b1-d{d}"))  # in order
+    assert len(new) == 40 and not set(new) & set(ids)
     live = dict(zip(ids + new, _batch(0) + _batch(1), strict=True))
     for sid in gone:
         live.pop(sid)
     queries = sample_questions(_batch(1), 4, seed=6)
-    _check(SentenceIndex.open(tmp_path / "ix"), live, queries)
+    _check(reader, live, queries)
     w = SentenceIndex.open(tmp_path / "ix", writable=True)
     assert not (tmp_path / "ix" / columns.COLUMNS_DIR / columns.PENDING).exists()
     _check(w, live, queries)

@@ -22,8 +22,11 @@ from engine.index.sentences import IndexFormatError, SentenceIndex
 from tests.test_columns import QUANT, _batch, _records
 
 REPO = Path(__file__).resolve().parents[1]
-#: How long the reader asks while the writer indexes and merges.
-CONCURRENT_S = float(os.environ.get("SPARCDESK_CONCURRENT_S", "60"))
+#: How many of the writer's commits the reader must have read (each a different column
+#: state, most with a merge) before it stops; a generous timeout, not a duration, bounds it.
+STATES_READ = int(os.environ.get("SPARCDESK_CONCURRENT_STATES", "100"))
+OPENS = 20
+TIMEOUT_S = 600
 
 # A writer that commits as fast as it can, deletes older batches (so segments are compacted)
 # and merges after nearly every commit (tiny merge thresholds), printing each commit.
@@ -74,8 +77,10 @@ def test_reader_never_fails_while_another_process_indexes_and_merges(tmp_path: P
         failures: list[str] = []
         reads = opens = 0
         stamps: set[int] = set()
-        t_end = time.monotonic() + CONCURRENT_S
-        while time.monotonic() < t_end:
+        deadline = time.monotonic() + TIMEOUT_S
+        while (len(stamps) < STATES_READ or opens < OPENS) and not failures:
+            assert time.monotonic() < deadline, f"read {len(stamps)} states, {opens} opens in {TIMEOUT_S} s"
+            assert writer.poll() is None, writer.stderr.read() if writer.stderr else ""
             try:
                 if reads % 25 == 0:  # a fresh reader now and then: opening must not fail either
                     reader.close()
@@ -98,9 +103,7 @@ def test_reader_never_fails_while_another_process_indexes_and_merges(tmp_path: P
     finally:
         writer.kill()
         writer.wait(timeout=30)
-    commits = sum(1 for _ in writer.stdout) if writer.stdout else 0
-    assert not failures, f"{len(failures)} of {reads} reads failed, first: {failures[:3]}"
-    assert len(stamps) > 50 and opens > 10, (len(stamps), opens, commits)
+    assert not failures, f"read {reads} failed, first: {failures[:3]}"
     # Deletion deferred while a reader loads is done by a later commit: no pile-up.
     assert len(list((path / columns.COLUMNS_DIR).iterdir())) < 40
 

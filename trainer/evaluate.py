@@ -33,6 +33,7 @@ system's top 100, a missing score filled with that list's minimum).
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
 import hashlib
 import json
@@ -107,9 +108,16 @@ def _bundle_vocab_size(bundle_dir: str | Path | None) -> int | None:
 
 
 def encode_matrix(
-    encoder, sentences: Sequence[str], contexts: Sequence[str], vocab_size: int | None
+    encoder,
+    sentences: Sequence[str],
+    contexts: Sequence[str],
+    vocab_size: int | None,
+    groups: Sequence | None = None,
 ) -> sp.csr_matrix:
-    """Sentence sparse vectors as a float32 CSR matrix [n_sentences, vocab]."""
+    """Sentence sparse vectors as a float32 CSR matrix [n_sentences, vocab]. A passage
+    bundle's encoder (``encoding: passage``) gets ``groups`` (each sentence's passage id) and
+    chunks that never cut a passage."""
+    passage = getattr(getattr(encoder, "config", None), "encoding", "sentence") == "passage"
     indptr = [0]
     indices: list[np.ndarray] = []
     data: list[np.ndarray] = []
@@ -118,10 +126,18 @@ def encode_matrix(
         from tqdm import tqdm
 
         progress = tqdm(total=len(sentences), desc="SPARC encode", unit="sent", file=sys.stderr)
-    for start in range(0, len(sentences), ENCODE_CHUNK):
-        vectors = encoder.encode(
-            list(sentences[start : start + ENCODE_CHUNK]), list(contexts[start : start + ENCODE_CHUNK])
-        )
+    bounds = list(range(0, len(sentences), ENCODE_CHUNK)) + [len(sentences)]
+    if passage and groups is not None:  # move each cut forward to the next passage's start
+        starts = [j for j in range(len(groups)) if j == 0 or groups[j] != groups[j - 1]] + [len(groups)]
+        bounds = sorted({starts[bisect.bisect_left(starts, b)] for b in bounds})
+    for start, end in zip(bounds, bounds[1:], strict=False):
+        if start == end:
+            continue
+        chunk = (list(sentences[start:end]), list(contexts[start:end]))
+        if passage:
+            vectors = encoder.encode(*chunk, groups=None if groups is None else list(groups[start:end]))
+        else:
+            vectors = encoder.encode(*chunk)
         for vec in vectors:
             ids = np.asarray(vec.ids, dtype=np.int64)
             weights = np.asarray(vec.weights, dtype=np.float32)
@@ -187,6 +203,7 @@ class SparcRetriever:
         idf: bool = False,
         matrix: sp.csr_matrix | None = None,
         prune_ratio: float = 0.0,
+        groups: Sequence | None = None,
     ):
         self.encoder = encoder
         self.use_idf = idf
@@ -210,7 +227,7 @@ class SparcRetriever:
                 else:
                     self.from_cache = True
         if matrix is None:
-            matrix = encode_matrix(encoder, sentences, contexts, vocab_size)
+            matrix = encode_matrix(encoder, sentences, contexts, vocab_size, groups)
             if self.cache_path is not None:
                 self.cache_path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = self.cache_path.with_name(self.cache_path.stem + ".tmp.npz")
@@ -706,6 +723,7 @@ def run_evaluation(
             encoder,
             texts,
             contexts_of(pool),
+            groups=[s.passage_id for s in pool],
             bundle_dir=model_dir,
             cache_dir=cache_dir,
             prune_ratio=prune_ratio,

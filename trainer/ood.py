@@ -683,7 +683,14 @@ class Runner:
                     contexts = data.contexts()
                 t0 = time.perf_counter()
                 encoder = load_sparse_encoder(bundle, threads=a.threads)
-                sparc = SparcRetriever(encoder, texts, contexts, bundle_dir=bundle, cache_dir=self.cache)
+                sparc = SparcRetriever(
+                    encoder,
+                    texts,
+                    contexts,
+                    bundle_dir=bundle,
+                    cache_dir=self.cache,
+                    groups=[x.passage_id for x in data.pool],
+                )
                 if scorer == "index":  # rank through the app's own index and search
                     sparc = IndexRetriever.from_float(sparc, texts, data.units)
                 encode_s = time.perf_counter() - t0

@@ -230,9 +230,11 @@ class Engine:
                 self.close()
                 raise IndexVersionError(Path(gen.index_dir), fmt)
         TextStore(self._cat())  # create this engine's tables up front
-        with contextlib.suppress(Exception):
+        try:
             if not self._cat().read_only:
                 repair.save_sources(self.layout, self._cat().sources())
+        except Exception:  # the copy is for rebuilding a lost catalog: opening goes on without it
+            log.warning("could not save the source list beside the catalog in %s", self.layout.home, exc_info=True)
         # A home another process is writing: this engine's next run finishes the restore.
         with contextlib.suppress(IndexLockedError):
             self._finish_restore()
@@ -287,7 +289,8 @@ class Engine:
             if self._reader is not None:
                 try:
                     self._reader.reload()
-                except Exception:  # a reader of a removed generation: reopen on next ask
+                except Exception as exc:  # a reader of a removed generation: reopen on next ask
+                    log.info("reopening the index reader of %s on the next ask: %s", self._reader_dir, exc)
                     self._reader = None
                     self._reader_dir = None
 
@@ -544,12 +547,19 @@ class Engine:
         if before is None or after is None or before.id == after.id:  # type: ignore[attr-defined]
             return
         old_bundle = str(self.bundle_dir)
-        with contextlib.suppress(Exception):
+        try:
             ix = SentenceIndex.open(before.index_dir)  # type: ignore[attr-defined]
             try:
                 old_bundle = str((ix.model or {}).get("bundle") or old_bundle)
             finally:
                 ix.close()
+        except Exception:
+            log.warning(
+                "cannot read which bundle the retired index %s was encoded with; restore will use %s",
+                before.index_dir,  # type: ignore[attr-defined]
+                old_bundle,
+                exc_info=True,
+            )
         model_store.select(
             self.layout.home,
             self.bundle_dir,
@@ -890,8 +900,10 @@ class Engine:
         """After a failure reading the index: repair it if it is damaged (True), else False."""
         with self._read_lock:
             if self._reader is not None:
-                with contextlib.suppress(Exception):
+                try:
                     self._reader.close()
+                except Exception as close_exc:  # a damaged index may not even close
+                    log.warning("closing the damaged index reader failed: %s", close_exc)
             self._reader = None
             self._reader_dir = None
         notes = repair.repair(self.layout)
@@ -1019,9 +1031,14 @@ class Engine:
     # ---- watching
 
     def start_watch(
-        self, on_change: Callable[[list[str]], None] | None = None, debounce_s: float = 0.5
+        self,
+        on_change: Callable[[list[str]], None] | None = None,
+        debounce_s: float = 0.5,
+        index_batch: Callable[[list[str]], list[str]] | None = None,
     ) -> None:
-        """Watch every source and re-index what changes (see :mod:`engine.watch.watcher`)."""
+        """Watch every source and re-index what changes (see :mod:`engine.watch.watcher`); with
+        ``index_batch``, batches of changed paths are indexed by it instead of
+        :meth:`index_changes` (the window runs them in its indexing child process)."""
         from engine.watch.watcher import Watcher
 
         if self._watcher is not None:
@@ -1029,7 +1046,7 @@ class Engine:
         self._watcher = Watcher(
             self.layout.home,
             lambda: [s.path for s in self.sources()],
-            self.index_changes,
+            index_batch or self.index_changes,
             on_change=on_change,
             debounce_s=debounce_s,
         )
@@ -1053,8 +1070,10 @@ class Engine:
                 self._reader = None
         with self._catalogs_lock:
             for cat in self._catalogs:
-                with contextlib.suppress(Exception):
+                try:
                     cat.close()
+                except Exception as exc:  # closing must go on for the other connections
+                    log.warning("closing a catalog connection of %s failed: %s", self.layout.catalog, exc)
             self._catalogs.clear()
 
     def __enter__(self) -> Engine:

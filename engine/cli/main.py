@@ -552,8 +552,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--kind", action="append", help="only this kind (text, pdf, email, ...; repeatable)")
     s.add_argument("--from", dest="date_from", type=_date, help="on or after this date (YYYY-MM-DD)")
     s.add_argument("--to", dest="date_to", type=_date, help="on or before this date (YYYY-MM-DD)")
-    s.add_argument("--sender", help="only e-mail from this address")
-    s.add_argument("--mailbox", help="only e-mail in this mailbox")
+    s.add_argument("--sender", help="only e-mail from senders whose name or address holds this")
+    s.add_argument(
+        "--mailbox", help="only e-mail in this mailbox: its name, or its label as in 'all_documents (lay-k)'"
+    )
     s.set_defaults(func=cmd_ask)
 
     s = sub.add_parser("watch", parents=[common], help="keep the index fresh as files change")

@@ -10,7 +10,8 @@ Layout::
     HOME/
       catalog.sqlite          sources, files, documents, messages, generations (engine.catalog.store)
       index/
-        gen-000001/           one tantivy index per generation (engine.index.sentences); the catalog says
+        gen-000001/           one index per generation (engine.index.sentences: tantivy for text, BM25 and
+                              filters, columns/ for the SPARC scores); the catalog says
         gen-000002/           which generation is live, so a re-encode with a new model builds
                               the next one beside the live one and switches atomically
       logs/                   indexing and watch logs

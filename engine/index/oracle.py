@@ -1,7 +1,7 @@
 """Brute-force scorer over the same quantised vectors as the index.
 
-It exists to prove the tantivy index exact (tests compare top-k ids and scores) and as the
-baseline in ``bench/search_latency.py``. It holds every sentence's levels in a scipy sparse
+It exists to prove the index's scoring (the column store, :mod:`engine.index.columns`) exact
+(tests compare top-k ids and scores) and as the baseline in ``bench/search_latency.py``. It holds every sentence's levels in a scipy sparse
 matrix and scores a question with plain numpy, using the integer arithmetic of
 :mod:`engine.index.quantize`, so its scores are bit-identical to the index's.
 

@@ -1,12 +1,11 @@
-"""8-bit impact quantisation and the exact integer arithmetic shared by index and oracle.
+"""8-bit quantisation and the exact integer arithmetic shared by the index and the oracle.
 
-Why quantise: tantivy cannot store a float per posting, but it can store one term per
-(token, level) and score a matching clause with a constant. With ONE global scale per
-index every weight becomes ``level * scale`` with ``level`` in 1..255, so a question score
-is ``scale * sum(levels)``; levels are small integers, so that sum is exact in tantivy's
-float32 accumulator (integers below 2**24 are exact) whatever order tantivy adds clauses
-in. That is what lets the brute-force oracle agree with the index bit for bit, ties
-included.
+Why quantise: the column store (:mod:`engine.index.columns`) keeps one byte per (sentence, token),
+not a float. With ONE global scale per index every weight becomes ``level * scale`` with
+``level`` in 1..255, so a question score is ``scale * sum(levels)``; the sum is an integer,
+added in int32 by the column store and in float64 by the oracle, and kept below 2**24 so it
+is also exact in float32. Integer sums do not depend on the order tokens are added in: that
+is what lets the brute-force oracle agree with the index bit for bit, ties included.
 
 IDF (SPARC.md §3, CAI) multiplies each question token's term by ``log(N / N_t)``. To keep
 sums exact it is rounded to a dyadic rational ``m / 2**p``: clause scores become the
@@ -101,8 +100,8 @@ class Quantizer:
 def idf_weight(df: int, n: int) -> float:
     """CAI IDF ``log(N / N_t)``; 1.0 for a token no sentence contains (CAI's convention).
 
-    Clamped at 0: tantivy's doc frequency still counts deleted sentences until their
-    segment is merged, so ``N_t`` can briefly exceed ``N``.
+    Clamped at 0: the column store's document frequency still counts deleted sentences
+    until their segment is merged, so ``N_t`` can briefly exceed ``N``.
     """
     if df <= 0 or n <= 0:
         return 1.0
@@ -114,7 +113,7 @@ class QueryWeights:
     """Integer per-token multipliers of a question and the factor that turns raw sums into scores.
 
     ``score = raw * factor`` where ``raw = sum_t multipliers[t] * level(t, s)`` is an exact
-    integer (< 2**24) in both tantivy (float32) and the oracle (float64).
+    integer (< 2**24) in both the column store (int32) and the oracle (float64).
     """
 
     tokens: np.ndarray  # int64, unique, ascending

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,9 @@ class PreparedDoc:
     whole: DocumentText | None = None
     #: Stands in for a file whose content could not be read: its name only.
     name_only: bool = False
+    #: Each sentence's passage (a number within the document; a header line is one of its
+    #: own): a passage bundle encodes a passage's sentences in one pass.
+    passages: list[int] = field(default_factory=list)
 
 
 def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
@@ -119,15 +122,17 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     sentences: list[str] = []
     contexts: list[str] = []
     records: list[SentenceRecord] = []
+    groups: list[int] = []
     position = 0
     passages = passages_of(doc.text, doc.kind)
     n = sum(len(p) for p in passages)
     if n > MAX_SENTENCES:
         raise ExtractionError(doc.key, f"too many sentences ({n:,} > {MAX_SENTENCES:,} limit): skipped")
-    for passage in passages:
+    for number, passage in enumerate(passages):
         p_start, p_end = passage[0].start, passage[-1].end
         passage_text = doc.text[p_start:p_end]
         for i, span in enumerate(passage):
+            groups.append(number)
             sentences.append(span.text)
             contexts.append(" ".join(s.text for j, s in enumerate(passage) if j != i))
             rec = SentenceRecord(
@@ -153,6 +158,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
         # context's positions too, so the other lines as context would give every line the
         # names of all the others.
         for name, line in header:
+            groups.append(len(passages) + len(groups))  # a passage of its own
             sentences.append(line)
             contexts.append("")
             records.append(SentenceRecord(text=line, position=position, passage=line, field=name, **common))
@@ -173,7 +179,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             subject=origin.get("subject", ""),
             name=Path(doc.path).name if doc.path and doc.kind != "email" else "",
         )
-    return PreparedDoc(doc, document_digest(doc), sentences, contexts, records, whole)
+    return PreparedDoc(doc, document_digest(doc), sentences, contexts, records, whole, passages=groups)
 
 
 def message_row(doc: Document, unit: str) -> MessageRow:

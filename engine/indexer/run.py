@@ -90,6 +90,7 @@ class _Pending:
     record: SentenceRecord
     sentence: str
     context: str
+    passage: int = 0  # PreparedDoc.passages
 
 
 # --------------------------------------------------------------------------- the indexer
@@ -458,8 +459,10 @@ class Indexer:
             job.sentences += len(prepared.records)
             if prepared.whole is not None:
                 self._wholes.append(prepared.whole)
-            for rec, s, c in zip(prepared.records, prepared.sentences, prepared.contexts, strict=True):
-                self._buffer.append(_Pending(job, rec, s, c))
+            for rec, s, c, g in zip(
+                prepared.records, prepared.sentences, prepared.contexts, prepared.passages, strict=True
+            ):
+                self._buffer.append(_Pending(job, rec, s, c, g))
                 job.outstanding += 1
         except Exception as exc:  # anything odd in one document must not stop the run
             job.reasons.append(f"{doc.key}: {type(exc).__name__}: {exc}")
@@ -486,7 +489,9 @@ class Indexer:
         job.sentences += len(prepared.records)
         if prepared.whole is not None:
             self._wholes.append(prepared.whole)
-        self._buffer.append(_Pending(job, prepared.records[i], prepared.sentences[i], prepared.contexts[i]))
+        self._buffer.append(
+            _Pending(job, prepared.records[i], prepared.sentences[i], prepared.contexts[i], prepared.passages[i])
+        )
         job.outstanding += 1
         return True
 
@@ -548,8 +553,12 @@ class Indexer:
             self._apply_deletes()
             return
         items, self._buffer = self._buffer, []
+        # a document's sentences are buffered together, so no passage spans two flushes
         vectors = self.encoder.encode(
-            [p.sentence for p in items], [p.context for p in items], self.batch_size
+            [p.sentence for p in items],
+            [p.context for p in items],
+            self.batch_size,
+            groups=[(id(p.job), p.record.doc_key, p.passage) for p in items],
         )
         index = self._ensure_index(vectors)
         self._apply_deletes()

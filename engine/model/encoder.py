@@ -5,19 +5,32 @@ module batches sentences (sorted by length so padding stays small), runs the ses
 laptop-friendly thread settings, and drops the zero tail of each top-K list. A bundle whose
 config sets ``prune_ratio`` r > 0 also drops every weight below r x the sentence's largest
 (threshold pruning, applied after the graph: its top-K comes out sorted, so this is a cut).
+
+A bundle whose config says ``encoding: "passage"`` holds the passage graph: ``encode`` then
+needs each sentence's passage (``groups``), packs every passage into windows
+(``engine.model.features.passage_windows``) and runs the graph once per window, which returns the
+vectors of all the window's sentences. Bundles without the key encode one sentence per pass.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from engine.model.features import build_features, load_tokenizer, question_tokens
+from engine.model.features import (
+    DEFAULT_ENCODING,
+    ENCODINGS,
+    build_features,
+    load_tokenizer,
+    passage_windows,
+    question_tokens,
+    window_features,
+)
 from engine.model.sparse import SparseVector
 
 BUNDLE_NAME = "sparc-tiny"
@@ -44,12 +57,21 @@ class BundleConfig:
     onnx: str
     # keep weights >= prune_ratio x the sentence's max, then at most top_k (0: top_k only)
     prune_ratio: float = 0.0
+    # one pass per sentence (bundles up to 0.3.0) or per passage window (issue 13)
+    encoding: str = DEFAULT_ENCODING
+    # passage bundles: the window's vector is added to each sentence's (inside the graph)
+    passage_vector: bool = False
 
     @classmethod
     def load(cls, bundle_dir: Path) -> BundleConfig:
         raw = json.loads((bundle_dir / "config.json").read_text(encoding="utf-8"))
-        optional = {"prune_ratio"}
-        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw or k not in optional})
+        optional = {"prune_ratio", "encoding", "passage_vector"}
+        cfg = cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw or k not in optional})
+        if cfg.encoding not in ENCODINGS:
+            raise ValueError(
+                f"{bundle_dir / 'config.json'}: unknown encoding {cfg.encoding!r}; expected one of {ENCODINGS}"
+            )
+        return cfg
 
 
 def kept_length(weights: np.ndarray, prune_ratio: float = 0.0) -> int:
@@ -125,10 +147,50 @@ class SparseEncoder:
             yield idx, self._run([sentences[i] for i in idx], [contexts[i] for i in idx])
 
     def encode(
-        self, sentences: Sequence[str], contexts: Sequence[str], batch_size: int = DEFAULT_BATCH
+        self,
+        sentences: Sequence[str],
+        contexts: Sequence[str],
+        batch_size: int = DEFAULT_BATCH,
+        groups: Sequence[Hashable] | None = None,
     ) -> list[SparseVector]:
+        """One vector per sentence. ``groups`` names each sentence's passage (consecutive
+        sentences with equal values form one, in reading order); a passage bundle needs it and
+        a sentence bundle ignores it (its ``contexts`` carry the passage)."""
+        if self.config.encoding == "passage":
+            if groups is None:
+                raise ValueError(
+                    f"{self.bundle_dir}: a passage bundle encodes whole passages; pass each sentence's passage (groups)"
+                )
+            if len(groups) != len(sentences):
+                raise ValueError("sentences and groups differ in length")
+            passages: list[list[str]] = []
+            for i, s in enumerate(sentences):
+                if i == 0 or groups[i] != groups[i - 1]:
+                    passages.append([])
+                passages[-1].append(s)
+            return [v for p in self.encode_passages(passages, batch_size) for v in p]
         result: list[SparseVector | None] = [None] * len(sentences)
         for idx, vecs in self.iter_batches(sentences, contexts, batch_size):
             for i, v in zip(idx, vecs, strict=True):
                 result[i] = v
         return result  # type: ignore[return-value]
+
+    def encode_passages(
+        self, passages: Sequence[Sequence[str]], batch_size: int = DEFAULT_BATCH
+    ) -> list[list[SparseVector]]:
+        """Every sentence's vector, passage by passage, from one graph run per ``batch_size``
+        windows (longest first, so padding stays small). Passage bundles only."""
+        if self.config.encoding != "passage":
+            raise ValueError(f"{self.bundle_dir}: a sentence bundle; encode() it with contexts")
+        windows = passage_windows(self.tokenizer, passages, self.config.max_length)
+        out: list[list[SparseVector | None]] = [[None] * len(p) for p in passages]
+        order = sorted(range(len(windows)), key=lambda i: -len(windows[i].ids))
+        for start in range(0, len(order), batch_size):
+            batch = [windows[i] for i in order[start : start + batch_size]]
+            ids, weights = self.session.run(["top_ids", "top_weights"], window_features(self.tokenizer, batch))
+            for w, row_ids, row_w in zip(batch, ids, weights, strict=True):
+                for j in range(len(w.spans)):
+                    n = kept_length(row_w[j], self.config.prune_ratio)
+                    vec = SparseVector(row_ids[j, :n].astype(np.int32), row_w[j, :n].astype(np.float32))
+                    out[w.passage][w.first + j] = vec
+        return out  # type: ignore[return-value]

@@ -624,8 +624,8 @@ def ask(
     ``text_of(doc_key)`` (optional) returns a document's text; it is only needed to place a
     sentence that occurs twice in its own passage.
     """
-    if top <= 0 or not question.strip():
-        return Answers()
+    if top <= 0 or not any(c.isalnum() for c in question):
+        return Answers()  # no word: "?!" would rank whatever sentences weigh "!" and "?"
     parsed = parse_query(question)
     filters = _with_box_filters(filters, parsed)
     f = to_index_filters(filters)

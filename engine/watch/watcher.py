@@ -3,13 +3,17 @@
 Events (created, modified, deleted, moved) are collected into a set of paths; a worker
 thread waits until the burst is quiet for ``debounce_s`` (or ``max_delay_s`` passed since
 its first event, so a file that is written continuously is still picked up) and hands the
-batch to the ``index_changes`` callback (the engine's :meth:`index_changes`), which maps paths to extraction units
+batch to the ``index_batch`` callback (by default :meth:`engine.api.facade.Engine.index_changes`, which maps paths to extraction units
 (a message file to its Maildir), re-indexes the changed ones, removes the deleted ones and
 commits. An edited, deleted or renamed file is reflected in answers about
 ``debounce_s`` + encoding time + one commit after the last write (well under 2 s for
 ordinary documents).
 
 When another process holds the index's writer lock the batch is kept and retried.
+
+``index_batch`` is what indexes a batch (``Engine.index_changes`` by default): the window
+passes one that runs it in its indexing child process, so this process (the GUI's) only
+watches and never writes the index.
 """
 
 from __future__ import annotations
@@ -27,6 +31,26 @@ log = logging.getLogger(__name__)
 
 #: Retry delay while another process holds the writer lock.
 LOCKED_RETRY_S = 2.0
+
+
+def _events() -> list[type]:
+    """The watchdog events the watcher needs: without a filter inotify also reports every
+    open, read and close of a watched file, so indexing a source (which reads each of its
+    files) flooded the observer with events that are then dropped, and one in flight when
+    the observer stops makes watchdog log an ERROR at shutdown."""
+    from watchdog import events as ev
+
+    return [
+        ev.FileCreatedEvent,
+        ev.DirCreatedEvent,
+        ev.FileModifiedEvent,
+        ev.DirModifiedEvent,
+        ev.FileClosedEvent,
+        ev.FileDeletedEvent,
+        ev.DirDeletedEvent,
+        ev.FileMovedEvent,
+        ev.DirMovedEvent,
+    ]
 
 
 class _Handler:
@@ -53,23 +77,24 @@ class Watcher:
 
     It knows the engine through three things only, so this stage never imports the facade:
     ``home`` (events under the data folder are ignored), ``sources`` (the folders and files
-    to watch, asked again on :meth:`refresh`) and ``index_changes`` (re-index a batch of
-    paths, returning the changed ones; raises ``IndexLockedError`` while another writer
+    to watch, asked again on :meth:`refresh`) and ``index_batch`` (index a batch of changed
+    paths, returning the units it changed; raises ``IndexLockedError`` while another writer
     holds the home)."""
 
     def __init__(
         self,
         home: Path,
         sources: Callable[[], list[str]],
-        index_changes: Callable[[list[str]], list[str]],
+        index_batch: Callable[[list[str]], list[str]],
         on_change: Callable[[list[str]], None] | None = None,
         debounce_s: float = 0.5,
         max_delay_s: float = 2.0,
     ) -> None:
         self.home = str(home)
         self.sources = sources
-        self.index_changes = index_changes
         self.on_change = on_change
+        #: What indexes a batch of changed paths and returns the units it changed.
+        self.index_batch = index_batch
         self.debounce_s = debounce_s
         self.max_delay_s = max(max_delay_s, debounce_s)
         self._pending: set[str] = set()
@@ -81,7 +106,6 @@ class Watcher:
         self._observer = None
         self._worker: threading.Thread | None = None
         self._watched: dict[str, object] = {}
-        self.batches = 0
         self.last_error: str | None = None
 
     # ---- lifecycle
@@ -110,7 +134,9 @@ class Watcher:
             if path in self._watched:
                 continue
             try:
-                self._watched[path] = self._observer.schedule(handler, path, recursive=recursive)
+                self._watched[path] = self._observer.schedule(
+                    handler, path, recursive=recursive, event_filter=_events()
+                )
             except OSError as exc:  # e.g. inotify watch limit reached
                 self.last_error = f"cannot watch {path}: {exc}"
                 log.warning(self.last_error)
@@ -124,15 +150,18 @@ class Watcher:
             self._schedule()
 
     def stop(self) -> None:
+        """Worker first, observer second: a batch still indexing reads the watched files,
+        and an event in flight while watchdog's inotify emitter stops is logged as an
+        ERROR ("queue_events() called when the thread is inactive")."""
         self._stop.set()
         self._wake.set()
+        if self._worker is not None:
+            self._worker.join(timeout=30)
+            self._worker = None
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
             self._observer = None
-        if self._worker is not None:
-            self._worker.join(timeout=30)
-            self._worker = None
 
     # ---- events
 
@@ -175,7 +204,7 @@ class Watcher:
         changed: list[str] = []
         for path in batch:
             try:
-                changed += self.index_changes([path])
+                changed += self.index_batch([path])
             except IndexLockedError:
                 self.notify([path])
             except Exception as exc:
@@ -189,7 +218,7 @@ class Watcher:
             if batch is None:
                 return
             try:
-                changed = self.index_changes(batch)
+                changed = self.index_batch(batch)
             except IndexLockedError as exc:
                 self.last_error = str(exc)
                 log.info("index busy, retrying in %.0f s: %s", LOCKED_RETRY_S, exc)
@@ -200,7 +229,6 @@ class Watcher:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.exception("watch batch failed")
                 changed = self._index_each(batch) if len(batch) > 1 else []
-            self.batches += 1
             if changed and self.on_change is not None:
                 try:
                     self.on_change(changed)

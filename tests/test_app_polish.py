@@ -1,0 +1,513 @@
+"""Issue 15 item 5, the desktop window's polish, end to end: real window (offscreen), real
+engine and index, the shipped model (the fixtures of ``tests/test_app.py``).
+
+Removing a source while it indexes, a status bar that neither clips nor contradicts itself,
+an Open that fails saying why (with Copy path), a window that fits half of a 1366-px screen,
+adaptation that says how it ended and what it measured, the X11 libraries named at start,
+the welcome page's counts, the samples menu item, no watchdog ERROR at shutdown.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("engine.api.facade")
+
+import test_app  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtGui import QGuiApplication  # noqa: E402
+from PySide6.QtWidgets import QMenu, QMessageBox  # noqa: E402
+
+from app.main import debian_package, display_problem  # noqa: E402
+from app.progress import progress_text  # noqa: E402
+from app.welcome import samples_text  # noqa: E402
+from app.window import (  # noqa: E402
+    ADAPT_MEASURED_DEFAULT_SEARCH,
+    ADAPT_MEASURED_MODEL,
+    ADAPT_MEASURED_MRR,
+    NARROW_WIDTH,
+)
+from engine.api.facade import Engine  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES, WAIT_MS, type_question = test_app.SAMPLES, test_app.WAIT_MS, test_app.type_question
+# the window fixtures of test_app (a real engine on a temporary home, the shipped model)
+open_window = test_app.open_window
+sample_home = test_app.sample_home
+
+
+def write_zorblax_notes(folder: Path, n: int, edition: int = 1) -> list[Path]:
+    """``n`` small notes, each about its own zorblax turbine (``edition`` changes them all)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i in range(n):
+        f = folder / f"turbine-{i:03d}.txt"
+        f.write_text(
+            f"Edition {edition}. The zorblax turbine number {i} was assembled in Quentaville. "
+            f"It ran on seawater for {i + 3} years. The engineer Mirela Vostok inspected turbine {i}.",
+            "utf-8",
+        )
+        out.append(f)
+    return out
+
+
+def outcomes_of(window) -> list:
+    got: list = []
+    window.backend.job_finished.connect(got.append)
+    return got
+
+
+# --------------------------------------------------------------------------- removal while indexing
+
+
+def test_removing_a_source_while_it_indexes_is_prompt(qtbot, open_window, tmp_path, monkeypatch):
+    """The source leaves the list, the Sources dialog and the results at once; its indexing
+    run is cancelled; the engine forgets it; the other source stays and is searchable."""
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    shutil.copy(SAMPLES / "documents" / "black-death.html", keep)
+    turbines = tmp_path / "turbines"
+    notes = write_zorblax_notes(turbines, 150)
+    home = tmp_path / "home"
+    with Engine(home=home) as engine:
+        engine.add_source(keep)
+        engine.add_source(turbines)
+        engine.index()
+    write_zorblax_notes(turbines, 150, edition=2)  # every note changed: the next run re-reads them
+    window = open_window(home)
+    shown = type_question(qtbot, window, "Where was the zorblax turbine assembled?").answers
+    assert any(a.path.startswith(str(turbines)) for a in shown)
+
+    outcomes = outcomes_of(window)
+    with qtbot.waitSignal(
+        window.backend.progress,
+        timeout=WAIT_MS * 3,
+        check_params_cb=lambda p: getattr(p, "files_done", 0) >= 1 and p.phase == "indexing",
+    ):
+        window.act_update.trigger()  # F5
+    assert window.backend.indexing
+    window.show_sources()
+    dialog = window._sources_dialog
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 2, timeout=WAIT_MS)
+    row = [dialog.table.item(r, 0).text() for r in range(2)].index(str(turbines))
+    dialog.table.selectRow(row)
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    qtbot.mouseClick(dialog.remove_btn, Qt.MouseButton.LeftButton)
+
+    # at once: gone from the window's list, the dialog, the summary's tooltip and the results
+    assert [s.path for s in window.sources] == [str(keep)]
+    assert [dialog.table.item(r, 0).text() for r in range(dialog.table.rowCount())] == [str(keep)]
+    assert str(turbines) not in window.summary.toolTip()
+    assert not any(a.path.startswith(str(turbines)) for a in window.model.answers())
+    assert "Removing" in window.statusBar().currentMessage()
+
+    # its indexing is cancelled (not run to its end), then the engine deletes it
+    qtbot.waitUntil(lambda: any(o.kind == "remove" for o in outcomes), timeout=WAIT_MS * 3)
+    runs = [o for o in outcomes if o.kind == "index"]
+    assert runs and runs[0].outcome == "cancelled" and runs[0].reason == "removal"
+    remove = next(o for o in outcomes if o.kind == "remove")
+    assert remove.outcome == "done", remove.error
+    assert window.statusBar().currentMessage().startswith(f"Removed {turbines}")
+    qtbot.waitUntil(lambda: not window.backend.indexing, timeout=WAIT_MS * 3)
+    assert [s.path for s in window.sources] == [str(keep)]
+    window.search.clear()
+    answers = type_question(qtbot, window, "Where was the zorblax turbine assembled?").answers
+    assert not any(a.path.startswith(str(turbines)) for a in answers)
+    dialog.close()
+    with Engine(home=home) as check:
+        assert [s.path for s in check.sources()] == [str(keep)]
+        assert all(not a.path.startswith(str(turbines)) for a in check.ask("zorblax turbine Quentaville"))
+    assert notes[0].exists()  # the files themselves are not touched
+
+
+# --------------------------------------------------------------------------- status bar
+
+
+def test_status_bar_one_count_paused_and_long_messages(qtbot, open_window, tmp_path):
+    """While indexing the indicator's count is the only one; paused says Paused with no rate
+    or time left; a long message is elided with its full text in the tooltip, and keeps its
+    room beside the indicator in a narrow window."""
+    folder = tmp_path / "turbines"
+    write_zorblax_notes(folder, 120)
+    window = open_window(tmp_path / "home")
+    window.resize(NARROW_WIDTH, 700)
+    assert "files" in window.summary.text() or window.summary.text() == "No sources"
+
+    with qtbot.waitSignal(
+        window.backend.progress,
+        timeout=WAIT_MS * 3,
+        check_params_cb=lambda p: getattr(p, "files_done", 0) >= 1,
+    ):
+        window.add_source(str(folder))
+    # one count: the indicator's; the summary keeps no count of its own meanwhile
+    assert re.search(r"\d+ of 120 files", window.indicator.label.text())
+    assert "sentences" not in window.summary.text() and "files" not in window.summary.text()
+
+    long = (
+        "Could not open "
+        + "/very/long/folder/name" * 12
+        + "/report.pdf: no application is set up for .pdf files"
+    )
+    window.statusBar().showMessage(long)
+    bar = window.statusBar()
+    qtbot.waitUntil(lambda: bar.message.width() > 0, timeout=WAIT_MS)
+    assert bar.currentMessage() == long
+    assert bar.message.is_elided() and bar.message.shown_text().endswith("…")
+    assert bar.message.toolTip() == long
+    assert bar.message.width() >= bar.message.minimumSizeHint().width() > 100  # not squeezed away
+
+    window.act_pause.setChecked(True)
+    qtbot.waitUntil(lambda: window.indicator.label.text().startswith("Paused"), timeout=WAIT_MS * 2)
+    text = window.indicator.label.text()
+    assert "sentences/s" not in text and "left" not in text, text
+    assert re.search(r"\d+ of 120 files", text)
+    progress = window.backend.last_progress
+    assert progress_text(progress, paused=True).startswith(("Paused", "Pausing…"))
+
+    with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 4):
+        window.act_pause.setChecked(False)
+    qtbot.waitUntil(lambda: "120 files" in window.summary.text(), timeout=WAIT_MS)
+    assert "sentences" in window.summary.text()
+
+
+def test_exclusions_report_the_real_counts(qtbot, open_window, tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("kenya.txt", "doctor-who.md", "steam-engine.md"):
+        shutil.copy(SAMPLES / "documents" / name, folder)
+    home = tmp_path / "home"
+    with Engine(home=home) as engine:
+        engine.add_source(folder)
+        engine.index()
+    window = open_window(home)
+    assert window.sources[0].files == 3
+    outcomes = outcomes_of(window)
+    window.set_exclusions(str(folder), ["*.md"])
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage().startswith("Exclusions"), timeout=WAIT_MS * 3)
+    assert [o.outcome for o in outcomes if o.kind == "exclusions"] == ["done"]
+    with Engine(home=home) as check:
+        src = check.sources()[0]
+    assert src.files == 1 and src.sentences > 0
+    assert window.statusBar().currentMessage() == (
+        f"Exclusions of {folder} applied: 1 files, {src.sentences:,} sentences indexed; 2 files left out"
+    )
+
+
+# --------------------------------------------------------------------------- open failures, copy path
+
+
+def test_open_failures_say_why_and_offer_copy_path(qtbot, open_window, sample_home, tmp_path, monkeypatch):
+    """No xdg-open (no file manager to hand the file to): a banner that stays says so, with
+    Copy path; a file gone since indexing says that; Copy path is also on the results."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no xdg-open on PATH
+    window = open_window(sample_home.home)
+    first = type_question(qtbot, window, "Who introduced plague to Europe?").answers[0]
+    qtbot.keyClick(window.search, Qt.Key.Key_Down)
+    qtbot.keyClick(window.results, Qt.Key.Key_Return)  # Enter opens: it cannot
+    assert window.banner.isVisible()
+    assert "xdg-open is not installed" in window.banner.text() and "xdg-utils" in window.banner.text()
+    assert window.banner.path == first.path and window.banner.copy_btn.isVisible()
+    QGuiApplication.clipboard().clear()
+    qtbot.mouseClick(window.banner.copy_btn, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == first.path
+    qtbot.keyClick(
+        window.results, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
+    assert "folder could not be shown" in window.banner.text()
+    qtbot.mouseClick(window.banner.close_btn, Qt.MouseButton.LeftButton)
+    assert not window.banner.isVisible()
+
+    # Copy path on the result itself: Search menu (Ctrl+Alt+C) and the right-click menu
+    QGuiApplication.clipboard().clear()
+    window.act_copy_path.trigger()
+    assert QGuiApplication.clipboard().text() == first.path
+    rect = window.results.visualRect(window.model.index(0, 0))
+    window._results_menu(rect.center())
+    menu = window.results.findChildren(QMenu)[-1]
+    assert window.act_copy_path in menu.actions() and window.act_open in menu.actions()
+    menu.close()
+
+    # a file gone since it was indexed
+    gone = tmp_path / "gone.txt"
+    window.open_path(str(gone))
+    assert window.banner.isVisible() and "no longer exists" in window.banner.text()
+    assert window.banner.path == str(gone)
+
+
+# --------------------------------------------------------------------------- narrow window
+
+
+def test_window_fits_half_a_1366_screen_with_filters_and_preview(qtbot, open_window, sample_home):
+    window = open_window(sample_home.home)
+    window.act_filters.setChecked(True)
+    window.act_preview.setChecked(True)
+    type_question(qtbot, window, "Who introduced plague to Europe?")
+    qtbot.waitUntil(lambda: bool(window.preview.hits), timeout=WAIT_MS)
+    window.indicator.show()  # the status bar at its fullest: indicator, summary, watch label
+    window.indicator.label.setText(
+        "Indexing · 4 of 19 files · 140 sentences · 19 sentences/s · about 1 min 10 s left"
+    )
+    window._update_watch_label(True)
+    assert window.minimumSizeHint().width() <= NARROW_WIDTH
+    window.resize(NARROW_WIDTH, 700)
+    qtbot.waitUntil(lambda: window.width() == NARROW_WIDTH, timeout=WAIT_MS)
+    panes = [window.filters, window.stack, window.preview]
+    assert all(p.isVisible() and p.width() >= 150 for p in panes), [p.width() for p in panes]
+    spans = [(p.geometry().left(), p.geometry().right()) for p in panes]
+    assert spans[0][1] < spans[1][0] and spans[1][1] < spans[2][0] <= spans[2][1] < NARROW_WIDTH
+    # the preview's buttons fit inside it (icons only when narrow) and nothing spills over
+    for b in (window.preview.open_btn, window.preview.reveal_btn, window.preview.next_btn):
+        g = b.geometry()
+        assert b.isVisible() and g.left() >= 0 and g.right() < window.preview.width(), b.toolTip()
+    # the filter panel shows its rows whole: nothing scrolls sideways
+    assert not window.filters.horizontalScrollBar().isVisible()
+    assert window.filters.widget().width() <= window.filters.viewport().width()
+    window.indicator.hide()
+
+
+# --------------------------------------------------------------------------- adaptation
+
+
+def test_measured_gain_shown_before_adapting_matches_docs_ood():
+    """The figures the window quotes are the ones ``sparcdesk-train ood`` wrote to docs/ood.md."""
+    text = (ROOT / "docs" / "ood.md").read_text(encoding="utf-8")
+    section = text.split(f"**{ADAPT_MEASURED_MODEL[0]} {ADAPT_MEASURED_MODEL[1]}**", 1)[1].split(
+        "**sparc-tiny", 1
+    )[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip().strip("*") for c in line.strip().strip("|").split("|")]
+        if len(cells) == 9 and re.match(r"^\d", cells[1]):
+            rows[cells[0]] = cells[1:]
+    columns = {"RelationExtraction": 0, "e-mail": 1, "CISI": 2, "TIME": 3, "FaQuAD": 4, "SQuAD": 5}
+    for name, (before, after) in ADAPT_MEASURED_MRR.items():
+        col = columns[name]
+        assert float(rows["SPARC as shipped"][col].split("/")[0]) == before, name
+        assert float(rows["+emb"][col].split("/")[0]) == after, name
+    assert float(rows["shipped +IDF +hybrid (CAI's hybrid)"][6]) == ADAPT_MEASURED_DEFAULT_SEARCH[0]
+    assert float(rows["+emb +IDF +hybrid"][6]) == ADAPT_MEASURED_DEFAULT_SEARCH[1]
+    import json
+
+    cfg = json.loads((ROOT / "assets" / "sparc-tiny" / "config.json").read_text(encoding="utf-8"))
+    assert (cfg["name"], cfg["version"]) == ADAPT_MEASURED_MODEL  # measured for the shipped model
+
+
+def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, tmp_path, monkeypatch):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SAMPLES / "documents" / "kenya.txt", docs)
+    home = tmp_path / "home"
+    with Engine(home=home) as engine:
+        engine.add_source(docs)
+        engine.index()
+    window = open_window(home)
+    qtbot.waitUntil(lambda: window.act_adapt.isEnabled() and bool(window.last_status), timeout=WAIT_MS)
+    asked: list[str] = []
+
+    def answer(_parent, _title, text, *_a, **_k):
+        asked.append(text)
+        return QMessageBox.StandardButton.Ok
+
+    monkeypatch.setattr(QMessageBox, "question", answer)
+    window.adapt_steps = 3
+    outcomes = outcomes_of(window)
+    window.act_adapt.trigger()
+    # before it starts: the gain measured with the shipped model, from docs/ood.md
+    assert "RelationExtraction 91.17 → 94.25" in asked[0] and "e-mail 60.62 → 51.34" in asked[0]
+    assert "67.11 to 64.31" in asked[0] and "cannot be measured here" in asked[0]
+    qtbot.waitUntil(lambda: any(o.kind == "adapt" for o in outcomes), timeout=WAIT_MS * 4)
+    qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=WAIT_MS)
+    with Engine(home=home) as check:
+        st = check.status()
+    info = st["adapted_model"]["adaptation"]
+    live = st["generation"]["model"]
+    assert live.startswith("sparc-tiny+adapted")
+    text = window.banner.text()
+    assert text.startswith(f"Adapted model in use: {live}.")
+    assert f"from {info['loss_first']:.2f} to {info['loss_last']:.2f}" in text
+    assert f"your {info['sentences']:,} sentences" in text
+
+    # restore: the real counts, not those of the (empty) catch-up run
+    qtbot.waitUntil(lambda: window.act_restore.isEnabled(), timeout=WAIT_MS)
+    window.act_restore.trigger()
+    qtbot.waitUntil(
+        lambda: window.statusBar().currentMessage().startswith("Previous model restored"), timeout=WAIT_MS * 3
+    )
+    with Engine(home=home) as check:
+        st = check.status()
+    assert st["files_ok"] == 1 and st["sentences"] > 0
+    assert window.statusBar().currentMessage() == (
+        f"Previous model restored ({st['generation']['model']}): 1 files, {st['sentences']:,} sentences searchable"
+    )
+
+    # cancelled while training: said so, with the model still in use
+    window.banner.dismiss()
+    window.adapt_steps = 100_000
+    outcomes.clear()
+    qtbot.waitUntil(lambda: window.act_adapt.isEnabled(), timeout=WAIT_MS)
+    with qtbot.waitSignal(
+        window.backend.progress, timeout=WAIT_MS * 3, check_params_cb=lambda p: getattr(p, "step", 0) >= 1
+    ):
+        window.act_adapt.trigger()
+    window.stop_indexing()
+    qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=WAIT_MS * 3)
+    assert [o.outcome for o in outcomes if o.kind == "adapt"] == ["cancelled"]
+    assert (
+        window.banner.text()
+        == f"Adaptation cancelled; the shipped model ({st['generation']['model']}) is still in use."
+    )
+
+
+# --------------------------------------------------------------------------- welcome, samples menu
+
+
+def test_welcome_counts_what_the_samples_hold_and_the_menu_item_goes_once_added(
+    qtbot, open_window, tmp_path, monkeypatch
+):
+    # the shipped samples: formats counted by extension, independently of the page
+    docs = [p for p in (SAMPLES / "documents").iterdir() if p.is_file()]
+    formats = {p.suffix.lower().replace(".htm", ".html").replace(".markdown", ".md") for p in docs}
+    assert (len(docs), len(formats)) == (11, 8)
+    assert "eleven Wikipedia articles in eight file formats" in samples_text(SAMPLES)
+
+    samples = tmp_path / "samples"
+    (samples / "documents").mkdir(parents=True)
+    (samples / "mail").mkdir()
+    shutil.copy(SAMPLES / "documents" / "nikola-tesla.docx", samples / "documents")
+    shutil.copy(SAMPLES / "documents" / "black-death.html", samples / "documents")
+    shutil.copy(SAMPLES / "documents" / "warsaw.html", samples / "documents")
+    shutil.copy(SAMPLES / "mail" / "distribution-disclaimer.eml", samples / "mail")
+    shutil.copy(SAMPLES / "questions.jsonl", samples)
+    shutil.copy(SAMPLES / ".sparcdeskignore", samples)
+    monkeypatch.setenv("SPARCDESK_SAMPLES", str(samples))
+    window = open_window(tmp_path / "home")
+    assert window.stack.currentWidget() is window.welcome
+    assert (
+        "three Wikipedia articles in two file formats and one e-mail —" in window.welcome.samples_text.text()
+    )
+    assert window.act_samples.isVisible() and window.act_samples.isEnabled()
+    with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 2):
+        qtbot.mouseClick(window.welcome.samples_btn, Qt.MouseButton.LeftButton)
+        assert not window.act_samples.isEnabled()  # at once: a second click would add nothing
+    qtbot.waitUntil(lambda: len(window.sources) == 1 and window.sources[0].files == 4, timeout=WAIT_MS)
+    assert not window.act_samples.isVisible() and not window.act_samples.isEnabled()
+    file_menu = window.menuBar().actions()[0].menu()
+    assert window.act_samples in file_menu.actions() and not window.act_samples.isVisible()
+
+
+# --------------------------------------------------------------------------- watchdog at shutdown
+
+
+def test_no_watchdog_error_when_the_window_closes_while_files_are_read(qtbot, open_window, tmp_path, caplog):
+    """The watcher asks inotify only for changes: reading the watched files (indexing does)
+    sends it nothing, so nothing is in flight when it stops, and closing logs no ERROR."""
+    from watchdog.observers.inotify_c import InotifyConstants
+
+    folder = tmp_path / "turbines"
+    notes = write_zorblax_notes(folder, 20)
+    window = open_window(tmp_path / "home", watch=True)
+    with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 3):
+        window.add_source(str(folder))
+    watcher = window.backend.engine._watcher
+    emitters = list(watcher._observer.emitters)
+    assert emitters
+    noise = InotifyConstants.IN_OPEN | InotifyConstants.IN_CLOSE_NOWRITE | InotifyConstants.IN_ACCESS
+    for e in emitters:
+        mask = e.get_event_mask_from_filter()
+        assert mask & InotifyConstants.IN_MODIFY and mask & InotifyConstants.IN_DELETE
+        assert not mask & noise, hex(mask)
+
+    stop = threading.Event()
+
+    def read_all() -> None:
+        while not stop.is_set():
+            for f in notes:
+                f.read_bytes()
+
+    reader = threading.Thread(target=read_all, daemon=True)
+    reader.start()
+    try:
+        with caplog.at_level(logging.WARNING):
+            window.close()
+    finally:
+        stop.set()
+        reader.join()
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, [r.getMessage() for r in errors]
+
+
+# --------------------------------------------------------------------------- X11 libraries
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or shutil.which("gcc") is None, reason="needs Linux and gcc"
+)
+def test_missing_x11_library_is_named_with_the_apt_command(tmp_path):
+    """A platform plugin whose X library is missing: the window says which and how to install
+    it, and quits with 1 before Qt aborts; with Qt's real xcb plugin here nothing is missing."""
+    assert display_problem("xcb") is None  # this machine has every library the plugin needs
+    assert debian_package("libxcb-cursor.so.0") == "libxcb-cursor0"
+    assert debian_package("libxkbcommon-x11.so.0") == "libxkbcommon-x11-0"
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (tmp_path / "stub.c").write_text("int sparc_probe(void) { return 1; }\n")
+    (tmp_path / "plugin.c").write_text("int sparc_probe(void);\nint plugin(void) { return sparc_probe(); }\n")
+    subprocess.run(
+        [
+            "gcc",
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libxcb-sparcprobe.so.0",
+            "-o",
+            str(lib / "libxcb-sparcprobe.so.0"),
+            str(tmp_path / "stub.c"),
+        ],
+        check=True,
+    )
+    plugin = tmp_path / "libqxcb-probe.so"
+    subprocess.run(
+        [
+            "gcc",
+            "-shared",
+            "-fPIC",
+            "-o",
+            str(plugin),
+            str(tmp_path / "plugin.c"),
+            str(lib / "libxcb-sparcprobe.so.0"),
+        ],
+        check=True,
+    )
+    (lib / "libxcb-sparcprobe.so.0").unlink()  # as on a system without the package
+    problem = display_problem("xcb", plugin=plugin)
+    assert problem is not None
+    assert "libxcb-sparcprobe.so.0" in problem and "sudo apt-get install libxcb-sparcprobe0" in problem
+    assert display_problem("offscreen", plugin=plugin) is None
+    code = (
+        "import sys; from pathlib import Path; import app.main as m\n"
+        f"m.xcb_plugin = lambda: Path({str(plugin)!r})\n"
+        "sys.exit(m.main(['--home', sys.argv[1]]))\n"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "xcb", "DISPLAY": ":99"}
+    env.pop("WAYLAND_DISPLAY", None)
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "home")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 1, run.stderr
+    assert "libxcb-sparcprobe.so.0" in run.stderr and "sudo apt-get install libxcb-sparcprobe0" in run.stderr
