@@ -141,6 +141,12 @@ def display_problem(platform: str | None = None, plugin: Path | None = None) -> 
     )
 
 
+def gui_command(argv: list[str]) -> int:
+    """``sparcdesk gui [options]``: the window, as a sub-command of the command line, which
+    finds it through the ``sparcdesk.commands`` entry point (pyproject.toml)."""
+    return int(main(list(argv)) or 0)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import multiprocessing
 

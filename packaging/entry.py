@@ -15,7 +15,15 @@ if __name__ == "__main__":
     # freeze_support() must see that before anything else parses the arguments
     multiprocessing.freeze_support()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from engine.cli.main import main
+    from engine.cli.main import main, register_command
+
+    def gui(argv: list[str]) -> int:
+        from app.main import gui_command  # the window's modules load only for the window
+
+        return gui_command(argv)
+
+    # the bundle has no installed entry points: the launcher adds the app's command itself
+    register_command("gui", "open the desktop window (options: sparcdesk gui --help)", gui)
 
     args = sys.argv[1:]
     if args[:1] == ["-m"] and len(args) > 1:

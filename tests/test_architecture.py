@@ -9,8 +9,6 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "engine"
 STAGES = {"ingest", "model", "index", "catalog", "indexer", "search", "home", "api", "watch", "cli"}
@@ -105,10 +103,6 @@ def test_the_import_reader_sees_a_late_import() -> None:
     assert found == {"engine", "engine.b"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 14 step (f) not done: engine/cli/main.py still imports app.main for `sparcdesk gui`",
-)
 def test_engine_imports_neither_app_nor_trainer() -> None:
     bad = [
         f"{path.relative_to(ROOT)}:{line} imports {module}"
@@ -154,10 +148,6 @@ def test_the_search_path_never_imports_torch() -> None:
 SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|DELETE\s+FROM|UPDATE\s+\w+\s+SET|CREATE\s+(TABLE|INDEX))\b", re.I)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 14 step (e) not done: engine/api/facade.py and engine/home/repair.py still run SQL",
-)
 def test_no_sql_outside_the_catalog() -> None:
     bad = []
     for folder in ("engine", "app"):

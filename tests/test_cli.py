@@ -100,13 +100,28 @@ def test_errors_and_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "no sources to watch" in capsys.readouterr().err
 
 
-def test_gui_imports_the_app_lazily(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_gui_is_a_command_the_app_adds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The command line never imports the app: ``gui`` comes from the app's entry point
+    (pyproject.toml), loaded only when it is asked for."""
+    import importlib.metadata
+
+    import tomllib
+
+    import engine.cli.main as cli
+
     calls = []
     fake = types.ModuleType("app.main")
-    fake.main = lambda argv=None: calls.append(argv) or 0  # type: ignore[attr-defined]
+    fake.gui_command = lambda argv: calls.append(argv) or 0  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "app.main", fake)
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]
+    assert declared[cli.COMMANDS_GROUP] == {"gui": "app.main:gui_command"}
+    ep = importlib.metadata.EntryPoint("gui", "app.main:gui_command", cli.COMMANDS_GROUP)
+    monkeypatch.setattr(cli, "_entry_points", lambda: {"gui": ep})  # as installed
     assert main(["gui", "--home", str(tmp_path), "--ask", "why?"]) == 0
     assert calls == [["--home", str(tmp_path), "--ask", "why?"]]
+    monkeypatch.setattr(cli, "_entry_points", dict)  # nothing installed adds it
+    with pytest.raises(SystemExit):
+        main(["gui"])
     code = "import sys, engine.cli.main; print(any(m == 'app' or m.startswith('app.') for m in sys.modules))"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     assert (

@@ -370,9 +370,7 @@ class Engine:
         if inner:
             with cat.transaction():
                 for s in inner:
-                    # Catalog has no "move files to another source": two statements on its tables.
-                    cat.db.execute("UPDATE files SET source_id = ? WHERE source_id = ?", [sid, s.id])
-                    cat.db.execute("DELETE FROM sources WHERE id = ?", [s.id])
+                    cat.merge_source(s.id, sid)
         src = cat.get_source(sid)
         assert src is not None
         return self._info(src)
@@ -575,13 +573,10 @@ class Engine:
         from engine.ingest.segment import passages_of
 
         store = TextStore(self._cat())
-        rows = store.db.execute(
-            "SELECT t.key, d.kind FROM doc_texts t LEFT JOIN documents d ON d.key = t.key ORDER BY t.rowid"
-        ).fetchall()
         out: list[str] = []
-        for key, kind in rows:
+        for key, kind in store.keys_and_kinds():
             text = store.text(key) or ""
-            for passage in passages_of(text, kind or ""):
+            for passage in passages_of(text, kind):
                 out.extend(span.text for span in passage)
         if len(out) > limit:
             step = len(out) / limit
@@ -705,7 +700,7 @@ class Engine:
         assert gen is not None
         bundle = Path(plan["bundle"])
         with self._write_lock:
-            live_keys = {r[0] for r in cat.db.execute("SELECT key FROM doc_texts").fetchall()}
+            live_keys = TextStore(cat).keys()
             ix = SentenceIndex.open(gen.index_dir, writable=True)
             try:
                 stale = ix.doc_keys() - live_keys  # documents deleted since it was retired
@@ -720,10 +715,7 @@ class Engine:
                 if plan.get("from_generation") is not None:
                     # Files indexed before the switch are in the restored index as they are;
                     # the rest are re-indexed by the next run.
-                    cat.db.execute(
-                        "UPDATE files SET generation = ? WHERE generation = ? AND indexed_at <= ?",
-                        [gen.id, plan["from_generation"], plan.get("retired_at") or ""],
-                    )
+                    cat.move_files_to_generation(gen.id, plan["from_generation"], plan.get("retired_at") or "")
             crashpoints.reached("restore:activated")
             model_store.end_restore(
                 self.layout.home,
@@ -955,14 +947,7 @@ class Engine:
     def errors(self) -> list[FileError]:
         """Files that failed, and files indexed with a problem (parts that failed, nothing
         to index), with the reason."""
-        rows = (
-            self._cat()
-            .db.execute(
-                "SELECT path, last_error, indexed_at FROM files WHERE last_error IS NOT NULL ORDER BY path"
-            )
-            .fetchall()
-        )
-        return [FileError(p, r, w or "", r.startswith(SKIPPED_PREFIX)) for p, r, w in rows]
+        return [FileError(p, r, w, r.startswith(SKIPPED_PREFIX)) for p, r, w in self._cat().file_errors()]
 
     def status(self) -> dict:
         """A JSON-able summary: home, model, generation, counts, sources, errors."""
@@ -1015,9 +1000,7 @@ class Engine:
             "files_ok": counts["ok"],
             "files_error": counts["error"],
             # formats that are not read (found by their name; listed in errors as skipped)
-            "files_skipped": cat.db.execute(
-                "SELECT COUNT(*) FROM files WHERE last_error LIKE ?", [SKIPPED_PREFIX + "%"]
-            ).fetchone()[0],
+            "files_skipped": cat.count_errors_starting(SKIPPED_PREFIX),
             "files_pending": counts["pending"],
             "sentences": counts["sentences"] if sentences is None else sentences,
             "index_bytes": size,

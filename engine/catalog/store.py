@@ -672,6 +672,38 @@ class Catalog:
                 ],
             )
 
+    def merge_source(self, inner: int, into: int) -> None:
+        """Source ``inner`` (a folder inside ``into``) becomes part of ``into``: its files
+        move over (indexed as they are) and its row goes."""
+        with self.transaction():
+            self._conn.execute("UPDATE files SET source_id = ? WHERE source_id = ?", [into, inner])
+            self._conn.execute("DELETE FROM sources WHERE id = ?", [inner])
+
+    def file_errors(self) -> list[tuple[str, str, str]]:
+        """``(path, last_error, indexed_at)`` of every file with a problem, by path."""
+        return [
+            (p, e, w or "")
+            for p, e, w in self._conn.execute(
+                "SELECT path, last_error, indexed_at FROM files WHERE last_error IS NOT NULL ORDER BY path"
+            ).fetchall()
+        ]
+
+    def count_errors_starting(self, prefix: str) -> int:
+        """How many files have a ``last_error`` that starts with ``prefix``."""
+        return int(self._conn.execute("SELECT COUNT(*) FROM files WHERE last_error LIKE ?", [prefix + "%"]).fetchone()[0])
+
+    def move_files_to_generation(self, generation: int, from_generation: int, indexed_before: str) -> None:
+        """Files of ``from_generation`` indexed at or before ``indexed_before`` are in
+        ``generation`` as they are (a restore: the rest are re-indexed by the next run)."""
+        self._conn.execute(
+            "UPDATE files SET generation = ? WHERE generation = ? AND indexed_at <= ?",
+            [generation, from_generation, indexed_before],
+        )
+
+    def forget_generation_files(self, generation: int) -> None:
+        """No file is indexed in ``generation`` any more (its index was lost)."""
+        self._conn.execute("UPDATE files SET generation = NULL WHERE generation = ?", [generation])
+
     def delete_messages(self, keys: Iterable[str]) -> None:
         """Drop the e-mail header rows of documents that left their unit (inside the
         caller's transaction: ``replace_documents`` keeps the messages table)."""

@@ -45,6 +45,23 @@ class TextStore:
         )
         ex("INSERT OR IGNORE INTO index_journal (unit, key) VALUES (?, ?)", [(u, k) for u, k, _, _ in rows])
 
+    def keys(self) -> set[str]:
+        """The key of every document with a stored text."""
+        return {r[0] for r in self.db.execute("SELECT key FROM doc_texts").fetchall()}
+
+    def keys_and_kinds(self) -> list[tuple[str, str]]:
+        """``(key, kind)`` of every stored text, in the order they were stored."""
+        return [
+            (k, kind or "")
+            for k, kind in self.db.execute(
+                "SELECT t.key, d.kind FROM doc_texts t LEFT JOIN documents d ON d.key = t.key ORDER BY t.rowid"
+            ).fetchall()
+        ]
+
+    def clear_all_journals(self) -> None:
+        """Forget the whole journal (its index is gone: every unit is re-read anyway)."""
+        self.db.execute("DELETE FROM index_journal")
+
     def text(self, key: str) -> str | None:
         row = self.db.execute("SELECT text FROM doc_texts WHERE key = ?", [key]).fetchone()
         if row is None:

@@ -27,8 +27,10 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 DEMO_QUESTIONS = 3
@@ -461,15 +463,43 @@ def cmd_demo(args) -> int:
         engine.close()
 
 
-def cmd_gui(app_args: list[str]) -> int:
-    """Open the desktop window; everything after ``gui`` goes to the app's own options
-    (``--home``, ``--model``, ``--threads``, ``--settings``, ``--ask``, ``-v``)."""
+#: Entry-point group through which other packages add sub-commands: ``name = "module:function"``,
+#: the function takes the arguments after the name and returns an exit code. The desktop app
+#: adds ``gui`` (pyproject.toml), so the command line never imports the app itself.
+COMMANDS_GROUP = "sparcdesk.commands"
+#: Sub-commands added at run time (the frozen bundle's launcher adds ``gui`` this way):
+#: name -> (one line of help, run).
+COMMANDS: dict[str, tuple[str, Callable[[list[str]], int]]] = {}
+
+
+def register_command(name: str, help: str, run: Callable[[list[str]], int]) -> None:
+    """Add a sub-command that parses its own arguments (``sparcdesk NAME ...``)."""
+    COMMANDS[name] = (help, run)
+
+
+def _entry_points() -> dict[str, Any]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=COMMANDS_GROUP)}
+
+
+def added_command(name: str) -> Callable[[list[str]], int] | None:
+    """The added sub-command ``name`` (registered, else an installed entry point), or None."""
+    if name in COMMANDS:
+        return COMMANDS[name][1]
+    ep = _entry_points().get(name)
+    if ep is None:
+        return None
     try:
-        from app.main import main as gui_main
+        return ep.load()
     except ImportError as exc:
-        print(f"sparcdesk: the desktop app is not available: {exc}", file=sys.stderr)
-        return 1
-    return int(gui_main(list(app_args)) or 0)
+        reason = str(exc)
+
+        def unavailable(_args: list[str]) -> int:
+            print(f"sparcdesk: the {name} command is not available: {reason}", file=sys.stderr)
+            return 1
+
+        return unavailable
 
 
 # --------------------------------------------------------------------------- parser
@@ -486,6 +516,10 @@ def version_text() -> str:
     except (OSError, ValueError):
         model = "not found"
     return f"sparcdesk {__version__} (shipped model {model})"
+
+
+#: The command line's own sub-commands (anything else may be an added one).
+BUILT_IN = frozenset({"index", "ask", "status", "sources", "remove", "watch", "adapt", "restore", "demo"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -603,8 +637,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--top", type=int, default=3)
     s.set_defaults(func=cmd_demo)
 
-    s = sub.add_parser("gui", help="open the desktop window (options: sparcdesk gui --help)", add_help=False)
-    s.add_argument("app_args", nargs=argparse.REMAINDER)
+    added = {name: f"{name} (options: sparcdesk {name} --help)" for name in _entry_points()}
+    added.update({name: help for name, (help, _) in COMMANDS.items()})
+    for name, help in sorted(added.items()):
+        s = sub.add_parser(name, help=help, add_help=False)
+        s.add_argument("args", nargs=argparse.REMAINDER)
     return p
 
 
@@ -618,8 +655,9 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="surrogateescape")
-    if argv and argv[0] == "gui":  # the app parses its own options; import it only now
-        return cmd_gui(argv[1:])
+    run = added_command(argv[0]) if argv and not argv[0].startswith("-") and argv[0] not in BUILT_IN else None
+    if run is not None:  # an added command (the window) parses its own options
+        return int(run(argv[1:]) or 0)
     args = build_parser().parse_args(argv)
     import logging
 

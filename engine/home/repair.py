@@ -5,7 +5,7 @@ Checked on every open (:func:`repair`), under the home's writer lock (a home ano
 is writing is left alone: that process checks it when it opens):
 
 * the data folder, ``logs`` or ``index`` being a file: moved aside, the folder made;
-* the catalog: SQLite's ``quick_check`` (the schema only past :data:`QUICK_CHECK_MAX`) and its
+* the catalog: SQLite's ``quick_check`` (the schema only past :data:`engine.catalog.check.QUICK_CHECK_MAX`) and its
   tables. A damaged catalog is moved aside with the index folder (the index's documents are
   known only to it); a fresh catalog gets the sources back from ``sources.json``, a copy of
   the source list kept beside it, and the next indexing run rebuilds everything;
@@ -40,8 +40,6 @@ log = logging.getLogger(__name__)
 
 DAMAGED_DIR = "damaged"
 SOURCES_FILE = "sources.json"
-#: Past this size the catalog's pages are not all read at every open (its schema is).
-QUICK_CHECK_MAX = 256 * 1024 * 1024
 _FOOTER_MAGIC = 1337
 _VERIFIED = ".verified.json"
 
@@ -86,60 +84,6 @@ def repair_folders(layout: Layout) -> list[str]:
 
 # --------------------------------------------------------------------------- the catalog
 
-_CORRUPT = (
-    "not a database",
-    "malformed",
-    "corrupt",
-    "no such table",
-    "file is encrypted",
-    "unsupported file format",
-)
-
-
-def catalog_problem(path: Path) -> str | None:
-    """Why the catalog at ``path`` cannot be used, or None (also when it is merely busy)."""
-    if not path.exists():
-        return None
-    try:
-        if path.stat().st_size == 0:
-            return None  # created, never written: SQLite makes it a database
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-    except sqlite3.Error as exc:
-        return str(exc)
-    try:
-        from engine.catalog.store import SCHEMA_VERSION
-
-        if con.execute("PRAGMA user_version").fetchone()[0] > SCHEMA_VERSION:
-            return None  # a newer sparcdesk's catalog is not damage: opening it says what to do
-        names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        missing = {"sources", "files", "generations"} - names
-        if missing:
-            return f"tables missing: {', '.join(sorted(missing))}"
-        con.execute("SELECT COUNT(*) FROM sources").fetchone()
-        con.execute("SELECT id, status, index_dir FROM generations").fetchall()
-        st = path.stat()
-        stamp = [st.st_size, st.st_mtime_ns]
-        checked = path.with_name(".catalog-checked.json")
-        try:
-            known = json.loads(checked.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            known = None
-        if st.st_size <= QUICK_CHECK_MAX and known != stamp:  # every page, once per change
-            result = [r[0] for r in con.execute("PRAGMA quick_check(5)")]
-            if result != ["ok"]:
-                return "; ".join(result)[:300]
-            with contextlib.suppress(OSError):
-                checked.write_text(json.dumps(stamp), encoding="utf-8")
-    except sqlite3.Error as exc:
-        text = str(exc)
-        if any(w in text.lower() for w in _CORRUPT):
-            return text
-        return None  # locked, busy, a full disk: not damage
-    finally:
-        con.close()
-    return None
-
-
 def save_sources(layout: Layout, sources: Iterable[object]) -> None:
     """Keep a copy of the source list beside the catalog (to rebuild from if it is lost)."""
     rows = [{"path": s.path, "kind": s.kind, "exclude": list(s.exclude)} for s in sources]  # type: ignore[attr-defined]
@@ -164,6 +108,8 @@ def saved_sources(layout: Layout) -> list[dict]:
 
 
 def repair_catalog(layout: Layout) -> list[str]:
+    from engine.catalog.check import catalog_problem
+
     problem = catalog_problem(layout.catalog)
     had_index = bool(layout.generations_on_disk())
     empty = not layout.catalog.exists() or layout.catalog.stat().st_size == 0
@@ -302,6 +248,7 @@ def repair_generations(layout: Layout, catalog: object) -> list[str]:
     """Move aside every live or building generation that is damaged; its files are marked for
     re-encoding, which any indexing run does."""
     from engine.catalog.store import Catalog
+    from engine.catalog.texts import TextStore
     from engine.index.sentences import FORMAT_VERSION, index_format
 
     assert isinstance(catalog, Catalog)
@@ -324,9 +271,9 @@ def repair_generations(layout: Layout, catalog: object) -> list[str]:
             dest = set_aside(layout, folder, folder.name)
             where = f" moved to {dest};"
         with catalog.transaction():
-            catalog.db.execute("UPDATE files SET generation = NULL WHERE generation = ?", [gen.id])
+            catalog.forget_generation_files(gen.id)
             with contextlib.suppress(sqlite3.Error):
-                catalog.db.execute("DELETE FROM index_journal")
+                TextStore(catalog).clear_all_journals()
         with contextlib.suppress(OSError):
             (layout.index_root / f".{folder.name}{_VERIFIED}").unlink()
         if fmt is not None and fmt < FORMAT_VERSION:
