@@ -173,8 +173,8 @@ def model_identity(bundle_dir: Path) -> ModelIdentity:
         with open(onnx, "rb") as f:
             while block := f.read(1 << 20):
                 h.update(block)
-    except OSError:
-        pass
+    except OSError as exc:  # the identity is then config.json's alone; loading the model says more
+        log.warning("cannot read %s for the model's identity: %s", onnx, exc)
     return ModelIdentity(
         str(cfg.get("name", bundle_dir.name)),
         f"{cfg.get('version', '0')}+{h.hexdigest()}",
@@ -199,8 +199,10 @@ def _maildir_files(folder: Path) -> list[os.DirEntry[str]]:
         try:
             with os.scandir(folder / sub) as it:
                 out.extend(e for e in it if not e.name.startswith(".") and _is_file(e))
-        except OSError:
+        except FileNotFoundError:  # a Maildir may lack "new" (or "cur") until mail arrives
             continue
+        except OSError as exc:  # extracting the Maildir reports it as failed, with this reason
+            log.debug("cannot read the Maildir folder %s: %s", folder / sub, exc)
     return out
 
 
@@ -211,6 +213,8 @@ def unit_stat(path: Path) -> tuple[int, int]:
     if os.path.isdir(path):
         size = 0
         mtime = 0
+        # A missing folder or a message moved (new -> cur) since the listing: ordinary
+        # Maildir life, and _maildir_files logs a folder it cannot read.
         for sub in ("cur", "new"):
             with contextlib.suppress(OSError):
                 mtime = max(mtime, os.stat(path / sub).st_mtime_ns)
@@ -236,7 +240,7 @@ def unit_hash(path: str | Path) -> str:
         for e in sorted(_maildir_files(p), key=lambda e: e.path):
             try:
                 st = e.stat()
-            except OSError:
+            except OSError:  # moved since the listing (see unit_stat)
                 continue
             h.update(f"{e.path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
         return "maildir:" + h.hexdigest()
@@ -1296,7 +1300,8 @@ def _produce(jobs: Sequence[_Job], q: queue.Queue, stop: threading.Event) -> Non
                 return
             try:
                 file_hash: str | None = unit_hash(job.path)
-            except OSError:
+            except OSError as exc:  # extracting it reports why it cannot be read
+                log.debug("cannot hash %s: %s", job.path, exc)
                 file_hash = None
             if not put(("start", job, file_hash)):
                 return
@@ -1385,7 +1390,8 @@ def source_kind(path: Path) -> str:
     """``mailstore`` for an mbox file, a Maildir folder or a single ``.eml``; else ``folder``."""
     try:
         unit = classify(path)
-    except OSError:
+    except OSError as exc:  # indexing it reports why it cannot be read
+        log.debug("cannot classify %s: %s", path, exc)
         return "folder"
     if unit in ("mbox", "maildir") or path.suffix.lower() == ".eml":
         return "mailstore"

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import logging
 import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from engine.documents import ExtractionError
+
+log = logging.getLogger(__name__)
 
 # Folder names that never hold user documents.
 SKIP_DIRS = frozenset(
@@ -104,7 +107,7 @@ def is_mbox(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
             return handle.read(5) == b"From "
-    except OSError:
+    except OSError:  # then it is read as a plain file, and reading it reports why it cannot be
         return False
 
 
@@ -129,9 +132,13 @@ def _excluded(rel: str, name: str, patterns: Iterable[str]) -> bool:
 
 def _read_ignore_file(directory: Path) -> tuple[str, ...]:
     """Patterns of a folder's ignore file: one glob a line, ``#`` comments and blank lines skipped."""
+    path = directory / IGNORE_FILE
     try:
-        lines = (directory / IGNORE_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    except OSError as exc:  # its patterns do not apply: what it would have left out is indexed
+        log.warning("cannot read %s, its patterns are not applied: %s", path, exc)
         return ()
     return tuple(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
 
