@@ -144,11 +144,16 @@ def _fill(disk: Path, leave: int) -> Path:
     return filler
 
 
+#: Files of the second corpus: 10 sentences each, ~2.7 MB of index in all (~4 KB a sentence,
+#: name lines included), well over the 1 MB left free, so the disk fills in its commit.
+TWO_FILES = 60
+
+
 def _two_corpora(tmp_path: Path) -> tuple[Path, Path]:
     one, two = tmp_path / "one", tmp_path / "two"
     for i in range(20):
         write(one / f"f{i}.txt", f"Otter note {i}. Otters swim in river number {i}. They eat fish daily.")
-    for i in range(150):
+    for i in range(TWO_FILES):
         write(
             two / f"g{i}.txt",
             " ".join(
@@ -214,7 +219,7 @@ def test_full_disk_stops_cleanly_and_the_next_run_continues(
 
         assert_complete(e, [*sorted(one.iterdir()), *sorted(two.iterdir())])
         st = e.status()
-        assert st["files"] == st["files_ok"] == 170
+        assert st["files"] == st["files_ok"] == 20 + TWO_FILES
         assert e.ask("heron report 17 token17x3", top=1)[0].path == str(two / "g17.txt")
 
 
