@@ -694,13 +694,6 @@ class SentenceIndex:
         else:
             self._docs.reload()
 
-    def clear_caches(self) -> None:
-        """Forget cached filter matches and document frequencies (the benchmark's cold case)."""
-        v = self._view
-        self._view = _View(
-            v.searcher, self._columns.view(v.columns.state.opstamp, live=_live_ids(self._schema, v.searcher))
-        )
-
     @property
     def num_sentences(self) -> int:
         """Live (not deleted) sentences in the current searcher."""

@@ -616,7 +616,6 @@ class _Job:
     sentences: int = 0
     outstanding: int = 0
     extracted: bool = False
-    started: bool = False
 
 
 @dataclass
@@ -1022,7 +1021,6 @@ class Indexer:
     # ---- per unit
 
     def _start_job(self, job: _Job, file_hash: object) -> None:
-        job.started = True
         job.hash = file_hash if isinstance(file_hash, str) else None
         prev_docs = {d.key: d for d in self.catalog.documents(job.path)}
         journal = self.store.journal(job.path)
