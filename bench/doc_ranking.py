@@ -79,18 +79,23 @@ def components(home: Path, folder: Path, rows: Sequence[dict]) -> list[dict]:
     return out
 
 
-def scores(items: Sequence[dict], weight: float, decay: float) -> tuple[float, float, float]:
-    """MRR@10, hit@1 and hit@1 minus BM25's over ``items`` under one setting."""
+def scores(items: Sequence[dict], weight: float, decay: float) -> tuple[float, float, float, float]:
+    """MRR@10, hit@1, hit@1 minus BM25's over ``items`` under one setting, and the document
+    ranking's own time per question (microseconds)."""
     search.DOC_WEIGHT, search.DOC_DECAY = weight, decay
     rr = hits = 0.0
+    spent = 0.0
     for it in items:
-        ranked = [it["paths"][k] for k in search._rank_documents(it["groups"], it["docs"], TOP)]
+        t0 = time.perf_counter()
+        order = search._rank_documents(it["groups"], it["docs"], TOP)
+        spent += time.perf_counter() - t0
+        ranked = [it["paths"][k] for k in order]
         rank = next((i for i, d in enumerate(ranked, 1) if d in it["gold_docs"]), None)
         rr += 1.0 / rank if rank else 0.0
         hits += rank == 1
     n = max(len(items), 1)
     bm25 = sum(it["bm25_hit1"] for it in items)
-    return 100 * rr / n, 100 * hits / n, 100 * (hits - bm25) / n
+    return 100 * rr / n, 100 * hits / n, 100 * (hits - bm25) / n, 1e6 * spent / n
 
 
 def halves(items: Sequence[dict], seed: int) -> tuple[list[dict], list[dict]]:
@@ -146,6 +151,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
         )
         print(f"chosen on half {on} (best MRR@10 sum): weight {best['weight']}, decay {best['decay']}; "
               f"held out: {held_out}")
+    for g in (before, *(x for x in grid if (x["weight"], x["decay"]) == shipped)):
+        us = ", ".join(f"{s} {g[s][3]:.0f}" for s in items)
+        print(f"document ranking, weight {g['weight']}, decay {g['decay']}: microseconds per question: {us}")
     out = {"questions": str(args.questions), "seed": args.seed, "grid": grid, "choices": choices}
     if args.json:
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
