@@ -96,7 +96,7 @@ class PreviewPane(QWidget):
         self.next_btn = self._button("Next hit", style.standardIcon(QStyle.StandardPixmap.SP_ArrowDown), "F3")
         self.hit_label = QLabel()
         self.hit_label.setObjectName("hitLabel")
-        self.hit_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.hit_label.setMinimumWidth(1)  # shrinks (cut) in a narrow preview rather than widen it
         self.open_btn = self._button(
             "Open", style.standardIcon(QStyle.StandardPixmap.SP_DialogOpenButton), "Ctrl+O"
         )

@@ -46,7 +46,7 @@ def progress_text(p, paused: bool = False) -> str:
     elif p.files_done:
         bits.append(f"{format_count(p.files_done)} files")
     bits.append(f"{format_count(p.sentences_done)} sentences")
-    if halted:
+    if halted or phase in ("done", "cancelled"):  # no rate or time left for a run at rest
         return " · ".join(bits)
     if p.rate:
         bits.append(f"{p.rate:,.0f} sentences/s")

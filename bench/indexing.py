@@ -47,6 +47,8 @@ from engine.model.encoder import SparseEncoder, default_bundle_dir  # noqa: E402
 from engine.model.features import build_features  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
+#: what the result records of the bundle's config
+BUNDLE_KEYS = ("name", "version", "onnx", "top_k", "training_steps", "hidden_size", "encoding", "max_length")
 SQUAD = DATA / "squad" / "dev-v1.1.json.gz"
 
 
@@ -85,13 +87,15 @@ def folder_bytes(path: Path) -> int:
     return total
 
 
-def write_corpus(folder: Path, target: int) -> tuple[list[str], list[str], int]:
+def write_corpus(folder: Path, target: int) -> tuple[list[str], list[str], list[tuple[int, int]], int]:
     """Paragraph files with about ``target`` sentences; returns the (sentence, context) pairs
-    the pipeline will encode and the number of files."""
+    the pipeline will encode, each sentence's passage (what a passage bundle encodes in one
+    pass) and the number of files."""
     with gzip.open(SQUAD) as f:
         paragraphs = json.load(f)["data"][0]["paragraphs"]
     sentences: list[str] = []
     contexts: list[str] = []
+    groups: list[tuple[int, int]] = []
     n = 0
     for i, p in enumerate(paragraphs):
         if len(sentences) >= target:
@@ -99,11 +103,12 @@ def write_corpus(folder: Path, target: int) -> tuple[list[str], list[str], int]:
         text = p["context"].strip()
         (folder / f"paragraph-{i:05d}.txt").write_text(text + "\n", encoding="utf-8")
         n += 1
-        for passage in split_passages(text):
+        for k, passage in enumerate(split_passages(text)):
             for j, s in enumerate(passage):
+                groups.append((i, k))
                 sentences.append(s.text)
                 contexts.append(" ".join(x.text for k, x in enumerate(passage) if k != j))
-    return sentences, contexts, n
+    return sentences, contexts, groups, n
 
 
 def resolve_base(bundle_dir: Path, base: Path | None) -> Path:
@@ -210,7 +215,12 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         corpus = work / "corpus"
         corpus.mkdir()
-        sentences, contexts, n_files = write_corpus(corpus, args.sentences)
+        sentences, contexts, groups, n_files = write_corpus(corpus, args.sentences)
+        config = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
+        if config.get("encoding") == "passage" and not args.no_torch:
+            raise SystemExit(
+                f"{bundle}: a passage bundle; the torch comparison needs a sentence one (--no-torch)"
+            )
         if args.graph:
             bundle = bundle_with_graph(bundle, args.graph, work / "bundle")
         load = os.getloadavg()
@@ -233,9 +243,9 @@ def main(argv: list[str] | None = None) -> dict:
         engine.close()
 
         enc = SparseEncoder(bundle, threads=threads)
-        enc.encode(sentences[:32], contexts[:32], BATCH_SIZE)  # warm-up
+        enc.encode(sentences[:32], contexts[:32], BATCH_SIZE, groups[:32])  # warm-up
         e0 = time.perf_counter()
-        vectors = enc.encode(sentences, contexts, BATCH_SIZE)
+        vectors = enc.encode(sentences, contexts, BATCH_SIZE, groups)
         enc_s = time.perf_counter() - e0
         nnz = sorted(len(v) for v in vectors)
 
@@ -253,7 +263,7 @@ def main(argv: list[str] | None = None) -> dict:
                 **{
                     k: v
                     for k, v in json.loads((bundle / "config.json").read_text()).items()
-                    if k in ("name", "version", "onnx", "top_k", "training_steps", "hidden_size")
+                    if k in BUNDLE_KEYS
                 },
             },
             "threads": threads,

@@ -908,10 +908,14 @@ def calibration_table(cal: dict) -> str:
     return "\n".join(lines)
 
 
-def _doc_weight() -> float:
+def _doc_ranking() -> dict[str, float]:
     import engine.search.answers
 
-    return engine.search.answers.DOC_WEIGHT
+    return {
+        "doc_weight": engine.search.answers.DOC_WEIGHT,
+        "doc_sentences": engine.search.answers.DOC_SENTENCES,
+        "doc_decay": engine.search.answers.DOC_DECAY,
+    }
 
 
 def _busy_processes(min_cpu: float = 15.0) -> list[str]:
@@ -926,6 +930,10 @@ def run(args: argparse.Namespace, log=print) -> dict:
         import engine.search.answers
 
         engine.search.answers.DOC_WEIGHT = args.doc_weight
+    if getattr(args, "doc_decay", None) is not None:
+        import engine.search.answers
+
+        engine.search.answers.DOC_DECAY = args.doc_decay
     for s in sets:
         if s not in SETS:
             raise SystemExit(f"unknown set {s!r}; choose from {','.join(SETS)}")
@@ -1009,7 +1017,7 @@ def run(args: argparse.Namespace, log=print) -> dict:
             "hybrid": DEFAULT_HYBRID,
             "fusion": DEFAULT_FUSION,
             "top": TOP,
-            "doc_weight": _doc_weight(),
+            **_doc_ranking(),
         },
         "bm25": {
             "k1": 0.9,
@@ -1136,6 +1144,12 @@ def main(argv: Sequence[str] | None = None) -> dict:
         type=float,
         help="weight of the whole-document BM25 in the document ranking (engine.search.answers.DOC_WEIGHT; "
         "default: the shipped one), to compare settings",
+    )
+    ap.add_argument(
+        "--doc-decay",
+        type=float,
+        help="weight of a document's next best sentences (engine.search.answers.DOC_DECAY; 0 = its best "
+        "sentence alone), to compare settings",
     )
     ap.add_argument("--enron", type=int, help="Enron distractor messages (full 1000, quick 200)")
     ap.add_argument("--squad-articles", dest="squad_articles", type=int, help="SQuAD articles (of 48)")

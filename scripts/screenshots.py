@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 DOC_QUESTION = "Who introduced plague to Europe?"
 MAIL_QUESTION = "When will Enron North America employees begin using XMS?"
+NARROW_QUESTION = "What did Tesla do in December 1878?"  # its document outlives the live-results step
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,12 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
 
     work = Path(tempfile.mkdtemp(prefix="sparcdesk-shots-"))
-    # a copy of the samples with one corrupt file, so the Sources dialog has a failure to show
+    # a copy of the samples (a corrupt file and a skipped one join it after the first-run shot)
     samples = work / "samples"
     shutil.copytree(ROOT / "samples", samples)
-    (samples / "documents" / "draft-notes.pdf").write_bytes(b"%PDF-1.4\nunfinished download\n")
-    # and one in a format that is not read (Word 97-2003): listed as skipped, found by its name
-    (samples / "documents" / "roadmap-2001.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
     os.environ["SPARCDESK_SAMPLES"] = str(samples)
     os.environ["SPARCDESK_HOME"] = str(work / "home")
 
@@ -98,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     backend.start()
     wait_for(lambda: backend.is_ready and window._sources_known, "the engine")
     shot(window, "01-first-run.png")
+    # one corrupt file, so the Sources dialog has a failure to show, and one in a format that is
+    # not read (Word 97-2003), listed as skipped and found by its name; added after the first-run
+    # shot, whose welcome page counts the samples as shipped
+    (samples / "documents" / "draft-notes.pdf").write_bytes(b"%PDF-1.4\nunfinished download\n")
+    (samples / "documents" / "roadmap-2001.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
 
     # indexing: grab while the run is past its first files and well before the end
     captured: list[bool] = []
@@ -214,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     got.clear()
     window.act_filters.setChecked(True)
     window.resize(680, args.height)
-    window.search.setText(DOC_QUESTION)
+    window.search.setText(NARROW_QUESTION)
     window.run_search()
     wait_for(lambda: bool(got) and bool(window.preview.hits) and window.width() == 680, "the narrow window")
     spin(400)

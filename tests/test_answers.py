@@ -1,6 +1,7 @@
 """What a user judges the answers by (issue 12), on real files indexed with the shipped model:
-a person's address found from a header, evidence spread over a message counts, a heading is
-not the answer when a sentence answers, and a question nothing answers is said to be so.
+a person's address found from a header, evidence spread over a message counts (a second
+sentence saying what is asked too), a heading is not the answer when a sentence answers, and a
+question nothing answers is said to be so.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from test_search import sample_home
 
 import engine.indexer.prepare as prepare
 import engine.indexer.run as run
+import engine.search.answers as search
 from engine.api.facade import Engine
 from engine.catalog.store import Catalog
 from engine.cli.main import main as cli_main
@@ -222,3 +224,28 @@ def test_who_sent_is_answered_by_the_from_line(mail_engine: Engine) -> None:
     top = answers[0]
     assert top.fields["subject"] == "Quarterly hedging numbers"
     assert top.best.field == "from" and "r.okafor@northwind-energy.com" in top.best.sentence
+
+
+def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_path, monkeypatch) -> None:
+    """Two files whose best sentence is the same: the one whose next sentence also says what
+    is asked comes first by its sentence evidence alone (``DOC_DECAY``); by its best
+    sentence alone the two tie (broken by key, which puts the other first)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    same = "The harbour crane lifted the red container onto the cargo ship."
+    (docs / "a-once.txt").write_text(f"{same}\n\nThe weather stayed mild all week.\n", encoding="utf-8")
+    (docs / "b-twice.txt").write_text(
+        f"{same}\n\nThe crane driver checked the container seals before each lift.\n", encoding="utf-8"
+    )
+    question = "harbour crane container"
+    with Engine(home=tmp_path / "home", threads=1) as e:
+        e.add_source(docs)
+        e.index()
+        assert [Path(a.path).name for a in e.ask(question)][:2] == ["b-twice.txt", "a-once.txt"]
+        monkeypatch.setattr(search, "DOC_WEIGHT", 0.0)  # sentence evidence alone
+        answers = e.ask(question)
+        assert [Path(a.path).name for a in answers][:2] == ["b-twice.txt", "a-once.txt"]
+        assert answers[0].best.sentence == answers[1].best.sentence == same
+        assert answers[0].best.score == answers[1].best.score
+        monkeypatch.setattr(search, "DOC_DECAY", 0.0)  # each document by its best sentence
+        assert [Path(a.path).name for a in e.ask(question)][:2] == ["a-once.txt", "b-twice.txt"]

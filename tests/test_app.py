@@ -283,14 +283,14 @@ def test_keyboard_walks_results_and_opens_documents(qtbot, open_window, sample_h
     )
 
     qtbot.keyClick(window.results, Qt.Key.Key_Return)  # Enter opens
-    qtbot.waitUntil(lambda: len(url_recorder.urls) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(url_recorder.urls) == 1, timeout=WAIT_MS)
     assert url_recorder.urls[0].toLocalFile() == second.path
     qtbot.keyClick(window.results, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier)  # Ctrl+O opens
-    qtbot.waitUntil(lambda: len(url_recorder.urls) == 2, timeout=5000)
+    qtbot.waitUntil(lambda: len(url_recorder.urls) == 2, timeout=WAIT_MS)
     qtbot.keyClick(
         window.results, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
     )
-    qtbot.waitUntil(lambda: len(url_recorder.urls) == 3, timeout=5000)
+    qtbot.waitUntil(lambda: len(url_recorder.urls) == 3, timeout=WAIT_MS)
     assert url_recorder.urls[2].toLocalFile() == str(Path(second.path).parent)  # Show in folder
 
     # next / previous hit in the preview (F3 / Shift+F3)

@@ -182,6 +182,23 @@ def test_status_bar_one_count_paused_and_long_messages(qtbot, open_window, tmp_p
     assert "sentences" in window.summary.text()
 
 
+def test_progress_line_at_rest_has_no_rate_nor_time_left():
+    from types import SimpleNamespace
+
+    run = SimpleNamespace(
+        phase="indexing", files_done=3, files_total=12, sentences_done=1234, rate=56.7, eta_s=75.0
+    )
+    assert "57 sentences/s" in progress_text(run) and "left" in progress_text(run)
+    for phase, paused, start in (
+        ("indexing", True, "Pausing…"),
+        ("paused", False, "Paused"),
+        ("done", False, "Done"),
+    ):
+        line = progress_text(SimpleNamespace(**{**vars(run), "phase": phase}), paused=paused)
+        assert line.startswith(start) and "3 of 12 files" in line and "1,234 sentences" in line, line
+        assert "sentences/s" not in line and "left" not in line, line
+
+
 def test_exclusions_report_the_real_counts(qtbot, open_window, tmp_path):
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -271,6 +288,9 @@ def test_window_fits_half_a_1366_screen_with_filters_and_preview(qtbot, open_win
     for b in (window.preview.open_btn, window.preview.reveal_btn, window.preview.next_btn):
         g = b.geometry()
         assert b.isVisible() and g.left() >= 0 and g.right() < window.preview.width(), b.toolTip()
+    hit = window.preview.hit_label  # "Hit 1 of N" whole, beside the arrows
+    assert hit.text().startswith("Hit 1 of")
+    qtbot.waitUntil(lambda: hit.width() >= hit.sizeHint().width(), timeout=WAIT_MS)  # once laid out again
     # the filter panel shows its rows whole: nothing scrolls sideways
     assert not window.filters.horizontalScrollBar().isVisible()
     assert window.filters.widget().width() <= window.filters.viewport().width()
@@ -380,7 +400,14 @@ def test_welcome_counts_what_the_samples_hold_and_the_menu_item_goes_once_added(
     docs = [p for p in (SAMPLES / "documents").iterdir() if p.is_file()]
     formats = {p.suffix.lower().replace(".htm", ".html").replace(".markdown", ".md") for p in docs}
     assert (len(docs), len(formats)) == (11, 8)
-    assert "eleven Wikipedia articles in eight file formats" in samples_text(SAMPLES)
+    mail = SAMPLES / "mail"
+    emails = (
+        len(list(mail.glob("*.eml")))
+        + sum(line.startswith(b"From ") for line in (mail / "trading-track.mbox").read_bytes().splitlines())
+        + len([m for m in (mail / "enron-wolfe" / "new").iterdir() if not m.name.startswith(".")])
+    )
+    assert emails == 17
+    assert "eleven Wikipedia articles in eight file formats and seventeen e-mails" in samples_text(SAMPLES)
 
     samples = tmp_path / "samples"
     (samples / "documents").mkdir(parents=True)
@@ -423,7 +450,14 @@ def test_no_watchdog_error_when_the_window_closes_while_files_are_read(qtbot, op
     watcher = window.backend.engine._watcher
     emitters = list(watcher._observer.emitters)
     assert emitters
-    noise = InotifyConstants.IN_OPEN | InotifyConstants.IN_CLOSE_NOWRITE | InotifyConstants.IN_ACCESS
+    # reads: open, access, close; and close-after-write, which reading an mbox gives (Python's
+    # mailbox opens it read-write): a write is reported by IN_MODIFY already
+    noise = (
+        InotifyConstants.IN_OPEN
+        | InotifyConstants.IN_CLOSE_NOWRITE
+        | InotifyConstants.IN_ACCESS
+        | InotifyConstants.IN_CLOSE_WRITE
+    )
     for e in emitters:
         mask = e.get_event_mask_from_filter()
         assert mask & InotifyConstants.IN_MODIFY and mask & InotifyConstants.IN_DELETE

@@ -80,7 +80,7 @@ def test_commits_deletes_and_merges_match_oracle(tmp_path: Path, monkeypatch) ->
         assert len(idx._view.columns.segments) <= 3
         reader.reload()
         _check(reader, live, queries)
-    assert any(s.deleted.size for s in idx._view.columns.segments) or len(live) < 360
+    assert any(s.deleted.size for s in idx._view.columns.segments)  # deletions kept as deletion files
     # Rows of a document deleted down to more than half are compacted away.
     for j in range(4):
         for sid in idx.document_sentence_ids(f"b8-d{j}"):

@@ -18,7 +18,6 @@ from test_robustness import _env
 import engine.catalog.store
 from engine.api.facade import Engine
 from engine.catalog.store import Catalog
-from engine.home.writelock import LOCK_FILE
 
 
 def _cli(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -31,18 +30,59 @@ def _cli(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedPr
     )
 
 
-def _wait_for_holder(home: Path, pid: int, proc: subprocess.Popen, timeout: float = 180) -> None:
-    """Until the lock file names ``pid`` (the run holds the home's writer lock)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"the first run ended early: {proc.stderr.read()!r}"
-        try:
-            if json.loads((home / LOCK_FILE).read_text() or "null")["pid"] == pid:
-                return
-        except (OSError, ValueError, TypeError):
-            pass
-        time.sleep(0.05)
-    raise AssertionError("the first run never took the writer lock")
+# ``sparcdesk index`` that stops at its first commit, holding the home's writer lock, and
+# says so on stderr, until a line arrives on its stdin: the other writer meets it for sure.
+HELD_AT_FIRST_COMMIT = (
+    "import sys\n"
+    "from engine.indexer.run import Indexer\n"
+    "real = Indexer._commit\n"
+    "def held(self):\n"
+    "    Indexer._commit = real\n"
+    "    print('holding the writer lock', file=sys.stderr, flush=True)\n"
+    "    sys.stdin.readline()\n"
+    "    return real(self)\n"
+    "Indexer._commit = held\n"
+    "from engine.cli.main import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+# ``sparcdesk index --wait`` that says on stderr when it first finds the lock taken.
+SAYS_WHEN_IT_WAITS = (
+    "import sys\n"
+    "from engine.home import writelock\n"
+    "real = writelock._try_os_lock\n"
+    "def trying(fd):\n"
+    "    if real(fd):\n"
+    "        return True\n"
+    "    if writelock._try_os_lock is trying:\n"
+    "        writelock._try_os_lock = real\n"
+    "        print('waiting for the writer lock', file=sys.stderr, flush=True)\n"
+    "    return False\n"
+    "writelock._try_os_lock = trying\n"
+    "from engine.cli.main import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def _popen(home: Path, code: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        env=_env(home),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _stderr_until(proc: subprocess.Popen[str], marker: str) -> None:
+    """Read ``proc``'s stderr until the line ``marker`` (fails if it ends first)."""
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        if line.strip() == marker:
+            return
+        seen.append(line)
+    raise AssertionError(f"ended (code {proc.wait()}) before saying {marker!r}: {''.join(seen)[-3000:]}")
 
 
 # --------------------------------------------------------------------------- one writer
@@ -51,25 +91,21 @@ def _wait_for_holder(home: Path, pid: int, proc: subprocess.Popen, timeout: floa
 def test_two_writers_on_two_sources(tmp_path: Path) -> None:
     """Two ``sparcdesk index`` processes on two different sources: the second gets one clear
     line and exit code 3 and changes nothing (its source is not even added), or, with
-    ``--wait``, waits for the first and then indexes. Never a traceback."""
+    ``--wait``, waits for the first and then indexes. Never a traceback. The first is held
+    at its first commit while the others meet it, so this does not depend on timing."""
     home = tmp_path / "home"
     a = tmp_path / "a"
     b = tmp_path / "b"
-    for i in range(300):
+    for i in range(30):
         write(a / f"a{i:03d}.txt", f"Note {i} about otters and the river token alpha{i}.")
     for i in range(5):
         write(b / f"b{i}.txt", f"Heron note {i}: herons stand in the pond token beta{i}.")
-    first = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli.main", "index", str(a), "-q", "--threads", "1", "--commit-every", "25"],
-        env=_env(home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    args = ("-q", "--threads", "1")
+    first = _popen(home, HELD_AT_FIRST_COMMIT, "index", str(a), *args, "--commit-every", "25")
+    waited = None
     try:
-        _wait_for_holder(home, first.pid, first)
-        second = _cli(home, "index", str(b), "-q", "--threads", "1")
-        assert first.poll() is None, "the first run ended before the second started: the test proves nothing"
+        _stderr_until(first, "holding the writer lock")
+        second = _cli(home, "index", str(b), *args)
         assert second.returncode == 3, second.stderr
         assert "Traceback" not in second.stderr and "database is locked" not in second.stderr
         lines = [x for x in second.stderr.splitlines() if x.strip()]
@@ -78,19 +114,22 @@ def test_two_writers_on_two_sources(tmp_path: Path) -> None:
         assert [s.path for s in cat.sources()] == [str(a)]  # nothing half-done by the second
         cat.close()
         # with --wait the second run waits for the first, then indexes its own source
-        waited = _cli(home, "index", str(b), "-q", "--threads", "1", "--wait", "-1")
-        assert waited.returncode == 0, waited.stderr
-        assert "Traceback" not in waited.stderr
-        assert first.wait(timeout=300) == 0, first.stderr.read()
+        waited = _popen(home, SAYS_WHEN_IT_WAITS, "index", str(b), *args, "--wait", "-1")
+        _stderr_until(waited, "waiting for the writer lock")
+        assert first.poll() is None
+        first.communicate("go on\n", timeout=300)
+        assert first.returncode == 0, first.stderr
+        _out, err = waited.communicate(timeout=300)
+        assert waited.returncode == 0, err
+        assert "Traceback" not in err
     finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait()
-        first.stdout.close()
-        first.stderr.close()
+        for proc in (first, waited):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
     with Engine(home=home, threads=1) as e:
         st = e.status()
-        assert st["files"] == 305 and st["files_ok"] == 305 and st["files_pending"] == 0
+        assert st["files"] == 35 and st["files_ok"] == 35 and st["files_pending"] == 0
         assert e.ask("where do herons stand? beta3", top=1)[0].path == str(b / "b3.txt")
 
 
@@ -144,11 +183,16 @@ def _fill(disk: Path, leave: int) -> Path:
     return filler
 
 
+#: Files of the second corpus: 10 sentences each, ~2.7 MB of index in all (~4 KB a sentence,
+#: name lines included), well over the 1 MB left free, so the disk fills in its commit.
+TWO_FILES = 60
+
+
 def _two_corpora(tmp_path: Path) -> tuple[Path, Path]:
     one, two = tmp_path / "one", tmp_path / "two"
     for i in range(20):
         write(one / f"f{i}.txt", f"Otter note {i}. Otters swim in river number {i}. They eat fish daily.")
-    for i in range(150):
+    for i in range(TWO_FILES):
         write(
             two / f"g{i}.txt",
             " ".join(
@@ -214,7 +258,7 @@ def test_full_disk_stops_cleanly_and_the_next_run_continues(
 
         assert_complete(e, [*sorted(one.iterdir()), *sorted(two.iterdir())])
         st = e.status()
-        assert st["files"] == st["files_ok"] == 170
+        assert st["files"] == st["files_ok"] == 20 + TWO_FILES
         assert e.ask("heron report 17 token17x3", top=1)[0].path == str(two / "g17.txt")
 
 

@@ -69,7 +69,7 @@ def test_uncaught_exception_goes_to_the_log(tmp_path, clean_logging, monkeypatch
 
 
 def test_cli_writes_the_log_and_reports_versions(tmp_path, clean_logging, capsys):
-    from engine.cli import main as cli
+    from engine.cli.main import main as cli
 
     home = tmp_path / "home"
     assert cli.main(["status", "--home", str(home), "--json"]) == 0
@@ -125,3 +125,21 @@ def test_window_help_menu_opens_the_log_and_shows_versions(qtbot, tmp_path, clea
     finally:
         QDesktopServices.unsetUrlHandler("file")
         window.close()
+
+
+def test_a_swallowed_error_lands_in_the_log(tmp_path, clean_logging):
+    """A damaged side file of the catalog used to be passed over in silence: the copy of the
+    source list (HOME/sources.json) is now named in the log with the reason, and written again."""
+    from engine.cli import main as cli
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "sources.json").write_text('[{"path": "/somewhere", "kind": "fol', encoding="utf-8")  # cut short
+    assert cli.main(["status", "--home", str(home), "--json"]) == 0
+    for h in logging.getLogger().handlers:
+        h.flush()
+    lines = (home / "logs" / logs.LOG_FILE).read_text(encoding="utf-8").splitlines()
+    written = [ln for ln in lines if f"{home / 'sources.json'} is unreadable (JSONDecodeError" in ln]
+    assert written and all(" WARNING engine.home.repair: " in ln for ln in written), lines
+    assert any(ln.endswith("writing it again") for ln in written)
+    assert json.loads((home / "sources.json").read_text(encoding="utf-8")) == []  # the catalog's list: none

@@ -160,8 +160,8 @@ class _CountingSession:
 
 
 def test_passage_encoder_runs_once_per_window(passage_run, squad_handful):
-    """encode() with groups equals encode_passages(), from one graph run per window (batch 1
-    window per run), and a sentence's vector depends on its passage: alone it differs."""
+    """encode() with groups equals encode_passages(), from one graph run per window, and a
+    sentence's vector depends on its passage: alone it differs."""
     _model, bundle, _cfg, _log = passage_run
     _folder, sentences, _examples = squad_handful
     chosen = [s for s in sentences if s.passage_id < 4]
@@ -170,7 +170,7 @@ def test_passage_encoder_runs_once_per_window(passage_run, squad_handful):
     enc = SparseEncoder(bundle, threads=1)
     counter = _CountingSession(enc.session)
     enc.session = counter
-    flat = enc.encode(texts, [""] * len(texts), batch_size=1, groups=groups)
+    flat = enc.encode(texts, [""] * len(texts), groups=groups)
     passages = [[s.text for s in chosen if s.passage_id == p] for p in range(4)]
     windows = passage_windows(enc.tokenizer, passages, 64)
     assert counter.runs == len(windows) < len(texts)

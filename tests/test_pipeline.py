@@ -457,17 +457,36 @@ def test_remove_source_and_nested_sources(engine: Engine, tmp_path: Path) -> Non
 
 
 def test_reads_while_indexing_in_another_thread(engine: Engine, tmp_path: Path) -> None:
+    """Questions and status while another thread indexes: held at the start of its second
+    commit, the run's first commit answers; reads go on until the run ends."""
     _corpus(tmp_path / "notes", 30)
     engine.commit_every = 8
     engine.add_source(tmp_path / "notes")
-    worker = threading.Thread(target=engine.index)
+    held, go_on = threading.Event(), threading.Event()
+    commits: list[int] = []
+
+    def progress(p) -> None:
+        if p.phase == "committing":
+            commits.append(p.files_done)
+            if len(commits) == 2:  # the first commit is done, the second not begun
+                held.set()
+                go_on.wait(timeout=600)
+
+    worker = threading.Thread(target=lambda: engine.index(progress=progress))
     worker.start()
-    seen = 0
+    try:
+        deadline = time.monotonic() + 600  # generous; fails at once if the run ends instead
+        while not held.wait(timeout=0.1):
+            assert worker.is_alive() and time.monotonic() < deadline, f"not held at its second commit: {commits}"
+        mid = engine.status()["sentences"]
+        assert 0 < mid < 60 + 30, mid  # the first commit's sentences, not all
+        assert all(a.best.sentence for a in engine.ask("What is note 3 about?", top=3))
+    finally:
+        go_on.set()
     while worker.is_alive():
         answers = engine.ask("What is note 7 about?", top=3)
-        seen = max(seen, engine.status()["sentences"])
         assert all(a.best.sentence for a in answers)
-        time.sleep(0.05)
-    worker.join()
-    assert engine.status()["sentences"] == 60 + 30 and seen > 0  # and 30 name lines
+        assert engine.status()["sentences"] >= mid
+        worker.join(timeout=0.05)
+    assert engine.status()["sentences"] == 60 + 30  # and 30 name lines
     assert engine.ask("What is note 7 about?", top=1, hybrid=True)[0].title == "note007.txt"

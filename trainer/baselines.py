@@ -59,7 +59,6 @@ class BM25Retriever:
         import Stemmer
         from bm25s.tokenization import Tokenizer
 
-        self._bm25s = bm25s
         self.n = len(sentences)
         self.tokenizer = Tokenizer(lower=True, stopwords="en", stemmer=Stemmer.Stemmer("english"))
         corpus_ids = self.tokenizer.tokenize(

@@ -10,8 +10,7 @@ single matrix (initializer ``word_embeddings_fp16``) without re-exporting from t
 ONNX outputs with the torch model on real sentences; ``tests/test_trainer.py`` runs it.
 
 A checkpoint trained with ``--passage`` exports the passage graph instead
-(``PassageExportWrapper``: windows and ``span_mask`` in, [b, S, K] out, opset 18 for the
-scatter-max) and its config says ``encoding: "passage"`` (and ``passage_vector``); bundles
+(``PassageExportWrapper``: windows and ``span_mask`` in, [b, S, K] out) and its config says ``encoding: "passage"`` (and ``passage_vector``); bundles
 without the key are sentence bundles, read as before.
 """
 
@@ -97,19 +96,10 @@ def export_passage_onnx(model: SparcModel, tokenizer_path: Path, out_file: Path,
             "top_ids": {0: "batch", 1: "sentences"},
             "top_weights": {0: "batch", 1: "sentences"},
         },
-        opset_version=18,  # ScatterElements with reduction "max"
+        opset_version=17,
         do_constant_folding=True,
         dynamo=False,
     )
-    # the exporter wraps the scatter in If nodes (for a rank-0 input) whose branch outputs
-    # claim rank 1, which ONNX Runtime warns about on every run: branch shapes are optional
-    graph = onnx.load(str(out_file))
-    for node in graph.graph.node:
-        for attr in node.attribute:
-            if node.op_type == "If" and attr.type == onnx.AttributeProto.GRAPH:
-                for output in attr.g.output:
-                    output.type.tensor_type.ClearField("shape")
-    onnx.save(graph, str(out_file))
     tie_embedding_matrix(out_file)
 
 

@@ -129,6 +129,11 @@ def run(args: argparse.Namespace) -> int:
 
     bundle = args.bundle
     cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
+    if cfg.get("encoding", "sentence") != "sentence":
+        raise SystemExit(
+            f"{bundle / 'config.json'}: a {cfg['encoding']} bundle; the sensitivity measure runs the sentence "
+            "layout only (export passage bundles with their default int8 graph)"
+        )
     fp32_graph = args.fp32_graph or cfg.get("onnx_fp32") or (
         FP32_NAME if (bundle / FP32_NAME).is_file() else cfg["onnx"]
     )

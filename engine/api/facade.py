@@ -235,9 +235,10 @@ class Engine:
                 repair.save_sources(self.layout, self._cat().sources())
         except Exception:  # the copy is for rebuilding a lost catalog: opening goes on without it
             log.warning("could not save the source list beside the catalog in %s", self.layout.home, exc_info=True)
-        # A home another process is writing: this engine's next run finishes the restore.
-        with contextlib.suppress(IndexLockedError):
+        try:
             self._finish_restore()
+        except IndexLockedError as exc:  # another process is writing: this engine's next run finishes it
+            log.info("an unfinished model restore in %s waits for the next run: %s", self.layout.home, exc)
 
     # ---- plumbing
 
@@ -775,8 +776,10 @@ class Engine:
         the previous model ``restore_model`` would bring back (None when there is none)."""
         self._follow_model_choice()
         cfg = {}
-        with contextlib.suppress(OSError, ValueError):
+        try:
             cfg = json.loads((self.bundle_dir / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # the state shows the folder's name instead
+            log.warning("cannot read %s: %s: %s", self.bundle_dir / "config.json", type(exc).__name__, exc)
         prev = model_store.load(self.layout.home).get("previous") or None
         if prev is not None:
             gen = self._cat().get_generation(int(prev.get("generation", -1)))
@@ -971,7 +974,8 @@ class Engine:
         if gen is not None:
             for root, _, files in os.walk(gen.index_dir):
                 for f in files:
-                    with contextlib.suppress(OSError):
+                    # a file merged away by a writer between the listing and here: not counted
+                    with contextlib.suppress(FileNotFoundError):
                         size += os.path.getsize(os.path.join(root, f))
         building = [g for g in cat.generations() if g.status == "building"]
         new = building[-1] if building else None

@@ -3,12 +3,14 @@ runs before opening it: a damaged catalog is set aside and rebuilt from the sour
 
 from __future__ import annotations
 
-import contextlib
 import json
+import logging
 import sqlite3
 from pathlib import Path
 
 from engine.catalog.store import SCHEMA_VERSION
+
+log = logging.getLogger(__name__)
 
 #: Past this size the catalog's pages are not all read at every open (its schema is).
 QUICK_CHECK_MAX = 256 * 1024 * 1024
@@ -47,14 +49,19 @@ def catalog_problem(path: Path) -> str | None:
         checked = path.with_name(".catalog-checked.json")
         try:
             known = json.loads(checked.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except FileNotFoundError:
+            known = None
+        except (OSError, ValueError) as exc:  # costs one full check, nothing else
+            log.info("%s is unreadable (%s: %s): checking every page of the catalog", checked, type(exc).__name__, exc)
             known = None
         if st.st_size <= QUICK_CHECK_MAX and known != stamp:  # every page, once per change
             result = [r[0] for r in con.execute("PRAGMA quick_check(5)")]
             if result != ["ok"]:
                 return "; ".join(result)[:300]
-            with contextlib.suppress(OSError):
+            try:
                 checked.write_text(json.dumps(stamp), encoding="utf-8")
+            except OSError as exc:
+                log.warning("cannot save %s (the catalog is checked again next time): %s", checked, exc)
     except sqlite3.Error as exc:
         text = str(exc)
         if any(w in text.lower() for w in _CORRUPT):

@@ -199,25 +199,34 @@ class Catalog:
             # existing database: closing it drops every POSIX lock this process holds on the
             # file, SQLite's included, and another process may then checkpoint and remove the
             # WAL under this one's open connections (their commits are lost).
-            with contextlib.suppress(OSError):
+            try:
                 if not self.path.exists():
                     os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
                 elif os.name == "posix" and (os.stat(self.path).st_mode & 0o077):
                     os.chmod(self.path, 0o600)
+            except FileExistsError:
+                pass  # another process created it between the two calls, owner only as well
+            except OSError as exc:  # opening says what is wrong, if anything is
+                log.warning("cannot make %s readable by its owner only: %s", self.path, exc)
         self._depth = 0
         #: Opened read-only as the file stands (a full disk: SQLite could not even create its
         #: -wal/-shm files); answers questions, refuses writes.
         self.read_only = False
         try:
             self._open(str(path))
-        except sqlite3.OperationalError:
+        except sqlite3.OperationalError as exc:
             from engine.home import diskspace
 
             free = diskspace.free_bytes(self.path)
             if str(path) == ":memory:" or free is None or free >= diskspace.MIN_FREE_BYTES:
                 raise
-            with contextlib.suppress(Exception):
-                self._conn.close()
+            conn = getattr(self, "_conn", None)  # None: connecting itself failed
+            if conn is not None:
+                try:
+                    conn.close()
+                except sqlite3.Error as close_exc:
+                    log.debug("closing the failed connection to %s: %s", self.path, close_exc)
+            log.warning("%s opened read-only (%s; %s free)", self.path, exc, diskspace.fmt_bytes(free))
             self._open_read_only()
 
     def _open(self, path: str) -> None:
@@ -827,5 +836,6 @@ class Catalog:
 def _safe_hash(hasher: Callable[[str], str], path: str) -> str | None:
     try:
         return hasher(path)
-    except OSError:
+    except OSError as exc:  # counted as modified: indexing it reports why it cannot be read
+        log.debug("cannot hash %s: %s", path, exc)
         return None

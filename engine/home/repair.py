@@ -89,20 +89,31 @@ def save_sources(layout: Layout, sources: Iterable[object]) -> None:
     rows = [{"path": s.path, "kind": s.kind, "exclude": list(s.exclude)} for s in sources]  # type: ignore[attr-defined]
     path = layout.home / SOURCES_FILE
     try:
-        if path.exists() and json.loads(path.read_text(encoding="utf-8")) == rows:
+        if json.loads(path.read_text(encoding="utf-8")) == rows:
             return
-    except (OSError, ValueError):
+    except FileNotFoundError:
         pass
+    except (OSError, ValueError) as exc:  # the copy is written again below
+        log.warning("%s is unreadable (%s: %s): writing it again", path, type(exc).__name__, exc)
     tmp = path.with_name(path.name + ".tmp")
-    with contextlib.suppress(OSError):
+    try:
         tmp.write_text(json.dumps(rows, indent=1), encoding="utf-8")
         os.replace(tmp, path)
+    except OSError as exc:  # the copy is for rebuilding a lost catalog: opening goes on without it
+        log.warning("cannot save the source list to %s: %s", path, exc)
 
 
 def saved_sources(layout: Layout) -> list[dict]:
+    path = layout.home / SOURCES_FILE
     try:
-        rows = json.loads((layout.home / SOURCES_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        log.warning("%s is unreadable (%s: %s): no sources to restore from it", path, type(exc).__name__, exc)
+        return []
+    if not isinstance(rows, list):
+        log.warning("%s is not a list of sources: no sources to restore from it", path)
         return []
     return [r for r in rows if isinstance(r, dict) and isinstance(r.get("path"), str)]
 
@@ -135,8 +146,10 @@ def repair_catalog(layout: Layout) -> list[str]:
     cat = Catalog(layout.catalog)
     try:
         for s in sources:
-            with contextlib.suppress(Exception):
+            try:
                 cat.add_source(s["path"], s.get("kind", "folder"), s.get("exclude") or [])
+            except Exception as exc:  # one odd row must not cost the others
+                log.warning("cannot restore the source %s: %s: %s", s["path"], type(exc).__name__, exc)
     finally:
         cat.close()
     return [
@@ -221,7 +234,10 @@ def index_problem(folder: Path, layout: Layout | None = None) -> str | None:
         verified = json.loads(cache.read_text(encoding="utf-8"))
         if not isinstance(verified, dict):
             verified = {}
-    except (OSError, ValueError):
+    except FileNotFoundError:
+        verified = {}
+    except (OSError, ValueError) as exc:  # a cache: costs one full verification, nothing else
+        log.info("%s is unreadable (%s: %s): verifying every segment", cache, type(exc).__name__, exc)
         verified = {}
     before = dict(verified)
     problem = _tantivy_problem(folder, verified)
@@ -239,8 +255,10 @@ def index_problem(folder: Path, layout: Layout | None = None) -> str | None:
         except BaseException as exc:  # tantivy panics arrive as pyo3's PanicException
             problem = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     if problem is None and verified != before:
-        with contextlib.suppress(OSError):
+        try:
             cache.write_text(json.dumps(verified), encoding="utf-8")
+        except OSError as exc:
+            log.warning("cannot save %s (the index is verified again next time): %s", cache, exc)
     return problem
 
 
@@ -272,10 +290,14 @@ def repair_generations(layout: Layout, catalog: object) -> list[str]:
             where = f" moved to {dest};"
         with catalog.transaction():
             catalog.forget_generation_files(gen.id)
-            with contextlib.suppress(sqlite3.Error):
+            # "no such table": the first indexing run makes it, so there is nothing to forget
+            with contextlib.suppress(sqlite3.OperationalError):
                 TextStore(catalog).clear_all_journals()
-        with contextlib.suppress(OSError):
-            (layout.index_root / f".{folder.name}{_VERIFIED}").unlink()
+        stale = layout.index_root / f".{folder.name}{_VERIFIED}"
+        try:
+            stale.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("cannot remove %s: %s", stale, exc)
         if fmt is not None and fmt < FORMAT_VERSION:
             notes.append(
                 f"index {folder.name} was made by an older sparcdesk (index format {fmt}; this version"
@@ -307,8 +329,8 @@ def repair(layout: Layout) -> list[str]:
                 notes += repair_generations(layout, cat)
             finally:
                 cat.close()
-    except IndexLockedError:
-        pass
+    except IndexLockedError as exc:
+        log.info("the catalog and index are left to the process writing %s: %s", layout.home, exc)
     for n in notes:
         log.info("repaired: %s", n)
     return notes

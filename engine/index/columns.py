@@ -552,10 +552,6 @@ class ColumnStore:
                     else:
                         p.unlink()
 
-    @property
-    def buffered(self) -> int:
-        return len(self._keys)
-
     def add(self, sentence_id: int, doc_key: str, tokens: np.ndarray, levels: np.ndarray) -> None:
         self._sids.append(np.array([sentence_id], np.int64))
         self._lengths.append(np.array([tokens.shape[0]], np.int64))

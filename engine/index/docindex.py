@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
 import re
@@ -31,6 +32,8 @@ from pathlib import Path
 import tantivy
 
 from engine.home.paths import display, from_store, to_store
+
+log = logging.getLogger(__name__)
 
 FOLDER = "docs"
 #: The document index's own format; another one on disk is rebuilt (its state file says which).
@@ -306,10 +309,15 @@ def _weighted(query: tantivy.Query, n: int) -> tantivy.Query:
 
 
 def _state(path: Path) -> dict:
+    file = path / STATE_FILE
     try:
-        return json.loads((path / STATE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = json.loads(file.read_text(encoding="utf-8"))
+    except (FileNotFoundError, NotADirectoryError):
         return {}
+    except (OSError, ValueError) as exc:  # read as another format: a writer rebuilds the document index
+        log.warning("%s is unreadable: %s: %s", file, type(exc).__name__, exc)
+        return {}
+    return state if isinstance(state, dict) else {}
 
 
 def _idf(df: int, n: int) -> float:

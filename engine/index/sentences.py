@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+import logging
 import os
 import re
 import shutil
@@ -43,6 +44,8 @@ from engine.index.columns import ColumnStore, ColumnStoreError, ColumnView, _fsy
 from engine.index.docindex import DocumentIndex, DocumentText, add_filter_fields
 from engine.index.quantize import Quantizer, QueryWeights, idf_weight, query_weights
 from engine.model.sparse import VOCAB_SIZE, SparseVector
+
+log = logging.getLogger(__name__)
 
 #: 2: SPARC levels in the column store (1 had them as tantivy impact terms).
 FORMAT_VERSION = 2
@@ -640,9 +643,13 @@ class SentenceIndex:
         self._writer = self._index.writer(heap_size=heap, num_threads=threads)
 
     def _stored_next_id(self) -> int:
+        path = self.path / IDS_FILE
         try:
-            return int(json.loads((self.path / IDS_FILE).read_text(encoding="utf-8"))["next_id"])
-        except (FileNotFoundError, ValueError, KeyError):
+            return int(json.loads(path.read_text(encoding="utf-8"))["next_id"])
+        except FileNotFoundError:
+            return 0
+        except (ValueError, KeyError, TypeError) as exc:  # the index's largest id sets the next one
+            log.warning("%s is unreadable (%s: %s): ids go on from the largest stored", path, type(exc).__name__, exc)
             return 0
 
     # ---- reading
@@ -686,13 +693,6 @@ class SentenceIndex:
             self._docs = DocumentIndex.open(self.path, TEXT_ANALYZER, _text_analyzer(), False)
         else:
             self._docs.reload()
-
-    def clear_caches(self) -> None:
-        """Forget cached filter matches and document frequencies (the benchmark's cold case)."""
-        v = self._view
-        self._view = _View(
-            v.searcher, self._columns.view(v.columns.state.opstamp, live=_live_ids(self._schema, v.searcher))
-        )
 
     @property
     def num_sentences(self) -> int:

@@ -52,7 +52,8 @@ def produce(jobs: Sequence[Job], q: queue.Queue, stop: threading.Event) -> None:
                 return
             try:
                 file_hash: str | None = unit_hash(job.path)
-            except OSError:
+            except OSError as exc:  # extracting it reports why it cannot be read
+                log.debug("cannot hash %s: %s", job.path, exc)
                 file_hash = None
             if not put(("start", job, file_hash)):
                 return

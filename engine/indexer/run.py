@@ -415,7 +415,6 @@ class Indexer:
     # ---- per unit
 
     def _start_job(self, job: Job, file_hash: object) -> None:
-        job.started = True
         job.hash = file_hash if isinstance(file_hash, str) else None
         prev_docs = {d.key: d for d in self.catalog.documents(job.path)}
         journal = self.store.journal(job.path)

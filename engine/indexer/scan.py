@@ -45,7 +45,6 @@ class Job:
     sentences: int = 0
     outstanding: int = 0
     extracted: bool = False
-    started: bool = False
 
 
 @dataclass

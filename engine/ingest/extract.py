@@ -104,7 +104,7 @@ def name_only_document(path: str | Path) -> Document:
     p = Path(path)
     kind = kind_for_name(p.name)
     fields: dict[str, str] = {}
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError):  # undated: the failure this document stands in for says why
         fields["date"] = iso_utc(os.stat(p).st_mtime)
     return Document(str(path), str(path), kind if kind and kind != "email" else "other", p.name, "", fields)
 

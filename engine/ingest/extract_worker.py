@@ -102,7 +102,8 @@ def _limit_memory(extra: int) -> None:
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except Exception:  # no RLIMIT_AS here (Windows, macOS): the parent's watch remains
+    except Exception:  # no RLIMIT_AS here (Windows, macOS): the parent's memory watch
+        # remains. Nothing to log: this runs in the worker, whose stderr is the null device.
         pass
 
 
@@ -181,7 +182,10 @@ class _Worker:
         while True:
             try:
                 msg = _recv(self.proc.stdout)
-            except Exception:  # EOF, a killed worker, a torn frame
+            except (EOFError, OSError, ValueError):  # the worker left or was killed, its pipe closed
+                msg = ("eof", None)
+            except Exception as exc:  # a frame that does not unpickle: the unit is lost, not the run
+                log.warning("extraction worker %d sent an unreadable reply: %s: %s", self.proc.pid, type(exc).__name__, exc)
                 msg = ("eof", None)
             while True:
                 try:
@@ -194,28 +198,31 @@ class _Worker:
                 return
 
     def rss(self) -> int:
-        try:
-            import psutil
+        import psutil
 
+        try:
             return int(psutil.Process(self.proc.pid).memory_info().rss)
-        except Exception:
+        except psutil.Error:  # it exited since the last look: it holds no memory
             return 0
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def kill(self) -> None:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # it has exited already
             self.proc.kill()
-        with contextlib.suppress(Exception):
+        try:
             self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            log.warning("extraction worker %d did not exit 10 s after it was killed", self.proc.pid)
         for stream in (self.proc.stdin, self.proc.stdout):
-            with contextlib.suppress(Exception):
+            # Closing stdin flushes it: a pipe whose reader is gone (the killed worker) says so.
+            with contextlib.suppress(OSError):
                 stream.close()  # type: ignore[union-attr]
 
     def close(self) -> None:
         """Ask it to leave; kill it if it does not."""
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(OSError, ValueError):  # it left already; kill() below cleans up
             _send(self.proc.stdin, None)  # type: ignore[arg-type]
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=2)
@@ -286,7 +293,7 @@ class Extractor:
             return
         try:
             size = os.stat(path).st_size if os.path.isfile(path) else _folder_size(path)
-        except OSError:
+        except OSError:  # gone or unreadable: the worker reports why; allow the base time
             size = 0
         allowed = self.time_limit(size)
         done = False
@@ -330,6 +337,8 @@ class Extractor:
 
 
 def _folder_size(path: str) -> int:
+    # Sizes only set a time limit: a missing ``new`` or a message moved between listing and
+    # stat is ordinary Maildir life; reading the folder reports what is really unreadable.
     total = 0
     for sub in ("cur", "new"):
         with contextlib.suppress(OSError), os.scandir(os.path.join(path, sub)) as it:

@@ -450,7 +450,8 @@ def _pdf_layout_paragraphs(layout: str) -> str | None:
 def _pdf_page_text(page: Any) -> str:
     try:
         layout = _pdf_layout_paragraphs(page.extract_text(extraction_mode="layout") or "")
-    except Exception:  # layout mode is the younger code path; plain mode is the fallback
+    except Exception as exc:  # layout mode is the younger code path; plain mode is the fallback
+        log.debug("PDF layout mode failed, plain mode instead: %s: %s", type(exc).__name__, exc)
         layout = None
     if layout is not None:
         return layout
@@ -476,7 +477,8 @@ def _pdf(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
         for number, page in enumerate(reader.pages, start=1):
             try:
                 pages.append(_pdf_page_text(page))
-            except Exception:  # one damaged page must not cost the others
+            except Exception as exc:  # one damaged page must not cost the others (the notes name it)
+                log.debug("%s: page %d unreadable: %s: %s", where, number, type(exc).__name__, exc)
                 failed.append(number)
         if failed and len(failed) == len(pages) + len(failed):
             raise ExtractionError(where, f"corrupt PDF: no page could be read ({len(failed)} pages)")
@@ -485,7 +487,8 @@ def _pdf(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
             meta = reader.metadata
             if meta is not None and meta.title:
                 title = str(meta.title).strip() or None
-        except Exception:  # a damaged info dictionary must not cost the text
+        except Exception as exc:  # a damaged info dictionary must not cost the text
+            log.debug("%s: PDF title unreadable: %s: %s", where, type(exc).__name__, exc)
             title = None
     except ExtractionError:
         raise

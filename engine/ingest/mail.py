@@ -14,6 +14,7 @@ message is yielded as an ExtractionError and the rest of the store goes on.
 
 from __future__ import annotations
 
+import logging
 import mailbox as mailbox_mod
 import os
 import re
@@ -39,6 +40,10 @@ from engine.ingest.formats import (
     too_large,
 )
 from engine.ingest.walk import is_maildir
+
+# Malformed mail is ordinary: each fallback below keeps the content and logs at DEBUG (the
+# extraction worker's log goes nowhere; in-process extraction shows them with -v).
+log = logging.getLogger(__name__)
 
 # Attached messages inside attached messages are followed this deep.
 MAX_NESTING = 3
@@ -134,7 +139,8 @@ def _drop_signature(text: str) -> str:
         if reply.signatures and _plausible_signature(reply.signatures):
             body = body.replace(reply.signatures, "")
         return body.strip()
-    except Exception:  # the library is a heuristic; never lose the body because of it
+    except Exception as exc:  # the library is a heuristic; never lose the body because of it
+        log.debug("reply parser failed, the whole body is kept: %s: %s", type(exc).__name__, exc)
         return text
 
 
@@ -194,11 +200,13 @@ def _header(msg: Message, name: str) -> str:
     try:
         value = msg.get(name)
         text = "" if value is None else str(value)
-    except Exception:
+    except Exception as exc:  # the email package raises many types on a malformed header
+        log.debug("header %s decoded by hand: %s: %s", name, type(exc).__name__, exc)
         raw = next((v for k, v in msg.raw_items() if k.lower() == name.lower()), "")
         try:
             text = str(make_header(decode_header(str(raw))))
-        except Exception:
+        except Exception as raw_exc:
+            log.debug("header %s kept as it is: %s: %s", name, type(raw_exc).__name__, raw_exc)
             text = str(raw)
     return " ".join(text.split())
 
@@ -215,7 +223,8 @@ def _iso_date(msg: Message) -> str:
         dt = getattr(header, "datetime", None)
         if dt is None and header is not None:
             dt = parsedate_to_datetime(str(header))
-    except Exception:
+    except Exception as exc:  # an unparseable Date: the message is kept, undated
+        log.debug("unreadable Date header: %s: %s", type(exc).__name__, exc)
         return ""
     if dt is None:
         return ""
@@ -254,8 +263,8 @@ def _part_text(part: Message) -> str:
         content = part.get_content()  # type: ignore[attr-defined]
         if isinstance(content, str):
             return content
-    except Exception:
-        pass
+    except Exception as exc:  # an unknown or lying charset: decoded by hand below
+        log.debug("text part decoded by hand: %s: %s", type(exc).__name__, exc)
     payload = part.get_payload(decode=True)
     if not isinstance(payload, bytes):
         return ""
@@ -345,7 +354,8 @@ def _attachment_docs(
 def _safe_filename(part: Message) -> str:
     try:
         name = part.get_filename() or ""
-    except Exception:
+    except Exception as exc:  # a malformed Content-Disposition: the attachment goes unnamed
+        log.debug("attachment name unreadable: %s: %s", type(exc).__name__, exc)
         name = ""
     return " ".join(name.replace("/", "_").replace("\\", "_").split())
 
@@ -475,8 +485,8 @@ def _maildir_files(folder: Path) -> list[Path]:
                     try:
                         if e.is_dir():
                             continue
-                    except OSError:
-                        pass  # a link loop: read_file reports it
+                    except OSError:  # a link loop: read_file reports it
+                        pass
                     files.append(Path(e.path))
         except FileNotFoundError:
             continue

@@ -17,6 +17,7 @@ import contextlib
 import errno
 import fnmatch
 import hashlib
+import logging
 import os
 import stat
 from collections.abc import Iterable, Iterator
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from engine.ingest.documents import ExtractionError
+
+log = logging.getLogger(__name__)
 
 # Folder names that never hold user documents.
 SKIP_DIRS = frozenset(
@@ -107,7 +110,7 @@ def is_mbox(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
             return handle.read(5) == b"From "
-    except OSError:
+    except OSError:  # then it is read as a plain file, and reading it reports why it cannot be
         return False
 
 
@@ -132,9 +135,13 @@ def _excluded(rel: str, name: str, patterns: Iterable[str]) -> bool:
 
 def _read_ignore_file(directory: Path) -> tuple[str, ...]:
     """Patterns of a folder's ignore file: one glob a line, ``#`` comments and blank lines skipped."""
+    path = directory / IGNORE_FILE
     try:
-        lines = (directory / IGNORE_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    except OSError as exc:  # its patterns do not apply: what it would have left out is indexed
+        log.warning("cannot read %s, its patterns are not applied: %s", path, exc)
         return ()
     return tuple(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
 
@@ -412,8 +419,10 @@ def _maildir_files(folder: Path) -> list[os.DirEntry[str]]:
         try:
             with os.scandir(folder / sub) as it:
                 out.extend(e for e in it if not e.name.startswith(".") and _is_file(e))
-        except OSError:
+        except FileNotFoundError:  # a Maildir may lack "new" (or "cur") until mail arrives
             continue
+        except OSError as exc:  # extracting the Maildir reports it as failed, with this reason
+            log.debug("cannot read the Maildir folder %s: %s", folder / sub, exc)
     return out
 
 
@@ -424,6 +433,8 @@ def unit_stat(path: Path) -> tuple[int, int]:
     if os.path.isdir(path):
         size = 0
         mtime = 0
+        # A missing folder or a message moved (new -> cur) since the listing: ordinary
+        # Maildir life, and _maildir_files logs a folder it cannot read.
         for sub in ("cur", "new"):
             with contextlib.suppress(OSError):
                 mtime = max(mtime, os.stat(path / sub).st_mtime_ns)
@@ -449,7 +460,7 @@ def unit_hash(path: str | Path) -> str:
         for e in sorted(_maildir_files(p), key=lambda e: e.path):
             try:
                 st = e.stat()
-            except OSError:
+            except OSError:  # moved since the listing (see unit_stat)
                 continue
             h.update(f"{e.path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
         return "maildir:" + h.hexdigest()
@@ -483,7 +494,8 @@ def source_kind(path: Path) -> str:
     """``mailstore`` for an mbox file, a Maildir folder or a single ``.eml``; else ``folder``."""
     try:
         unit = classify(path)
-    except OSError:
+    except OSError as exc:  # indexing it reports why it cannot be read
+        log.debug("cannot classify %s: %s", path, exc)
         return "folder"
     if unit in ("mbox", "maildir") or path.suffix.lower() == ".eml":
         return "mailstore"

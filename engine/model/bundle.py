@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -32,8 +35,8 @@ def model_identity(bundle_dir: Path) -> ModelIdentity:
         with open(onnx, "rb") as f:
             while block := f.read(1 << 20):
                 h.update(block)
-    except OSError:
-        pass
+    except OSError as exc:  # the identity is then config.json's alone; loading the model says more
+        log.warning("cannot read %s for the model's identity: %s", onnx, exc)
     return ModelIdentity(
         str(cfg.get("name", bundle_dir.name)),
         f"{cfg.get('version', '0')}+{h.hexdigest()}",

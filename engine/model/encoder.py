@@ -98,6 +98,10 @@ def default_threads() -> int:
 # Small batches: the graph holds a float32 [batch, sentence positions, vocabulary] tensor before
 # max-pooling, so batch 32 peaked at 1.0 GB and ran slower than batch 4 (bench/indexing.py).
 DEFAULT_BATCH = 4
+# Passage graphs: one window per run. Their pooling gathers [windows, sentences, longest span,
+# vocabulary]; 4 windows of 128 tokens peaked at 566 MB and ran at 28.5 sentences/s where one
+# at a time took 224 MB and 53.5/s (344 SQuAD-dev sentences, 2 threads, loaded machine).
+DEFAULT_PASSAGE_BATCH = 1
 
 
 class SparseEncoder:
@@ -155,7 +159,8 @@ class SparseEncoder:
     ) -> list[SparseVector]:
         """One vector per sentence. ``groups`` names each sentence's passage (consecutive
         sentences with equal values form one, in reading order); a passage bundle needs it and
-        a sentence bundle ignores it (its ``contexts`` carry the passage)."""
+        a sentence bundle ignores it (its ``contexts`` carry the passage). ``batch_size`` is
+        sentences per graph run; a passage bundle runs ``DEFAULT_PASSAGE_BATCH`` windows."""
         if self.config.encoding == "passage":
             if groups is None:
                 raise ValueError(
@@ -168,7 +173,7 @@ class SparseEncoder:
                 if i == 0 or groups[i] != groups[i - 1]:
                     passages.append([])
                 passages[-1].append(s)
-            return [v for p in self.encode_passages(passages, batch_size) for v in p]
+            return [v for p in self.encode_passages(passages) for v in p]
         result: list[SparseVector | None] = [None] * len(sentences)
         for idx, vecs in self.iter_batches(sentences, contexts, batch_size):
             for i, v in zip(idx, vecs, strict=True):
@@ -176,7 +181,7 @@ class SparseEncoder:
         return result  # type: ignore[return-value]
 
     def encode_passages(
-        self, passages: Sequence[Sequence[str]], batch_size: int = DEFAULT_BATCH
+        self, passages: Sequence[Sequence[str]], batch_size: int = DEFAULT_PASSAGE_BATCH
     ) -> list[list[SparseVector]]:
         """Every sentence's vector, passage by passage, from one graph run per ``batch_size``
         windows (longest first, so padding stays small). Passage bundles only."""
@@ -187,7 +192,8 @@ class SparseEncoder:
         order = sorted(range(len(windows)), key=lambda i: -len(windows[i].ids))
         for start in range(0, len(order), batch_size):
             batch = [windows[i] for i in order[start : start + batch_size]]
-            ids, weights = self.session.run(["top_ids", "top_weights"], window_features(self.tokenizer, batch))
+            feats = window_features(self.tokenizer, batch)
+            ids, weights = self.session.run(["top_ids", "top_weights"], feats)
             for w, row_ids, row_w in zip(batch, ids, weights, strict=True):
                 for j in range(len(w.spans)):
                     n = kept_length(row_w[j], self.config.prune_ratio)

@@ -19,10 +19,13 @@ write that selects the restored bundle.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 MODEL_FILE = "model.json"
 MODELS_DIR = "models"
@@ -34,11 +37,18 @@ def _path(home: Path) -> Path:
 
 
 def load(home: Path) -> dict[str, Any]:
+    path = _path(home)
     try:
-        data = json.loads(_path(home).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return {}
-    return data if isinstance(data, dict) else {}
+    except (OSError, ValueError) as exc:  # the default bundle is used
+        log.warning("%s is unreadable (%s: %s): read as no model chosen", path, type(exc).__name__, exc)
+        return {}
+    if not isinstance(data, dict):
+        log.warning("%s is not a JSON object: read as no model chosen", path)
+        return {}
+    return data
 
 
 def save(home: Path, data: dict[str, Any]) -> None:
