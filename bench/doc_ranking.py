@@ -10,7 +10,7 @@ It reads the questions of a ``python -m bench.product`` run (its ``.questions.js
 the same homes, computes for every answerable question the fused sentence ranking and the
 whole-document BM25 once (``engine.search.answers.rank_sentences``, ``SentenceIndex.bm25_documents``,
 with the query syntax's restrictions, as ``ask`` does), and re-ranks the documents under every setting of a grid with the engine's
-own ``_rank_documents``. That is ``ask``'s document order before its display steps (a message
+own ``rank_documents``. That is ``ask``'s document order before its display steps (a message
 held twice shows once; a document without live sentences is dropped), so its figures can differ
 from the product run's by a question; the published figures come from ``bench.product``.
 
@@ -55,7 +55,7 @@ def components(home: Path, folder: Path, rows: Sequence[dict]) -> list[dict]:
         for r in rows:
             # as ask does: the query syntax's restrictions ("a phrase" must occur), then its words
             parsed = search.parse_query(r["question"])
-            f = search._restrict(reader, parsed, None, None) if parsed.restricts else None
+            f = search.restrict(reader, parsed, None, None) if parsed.restricts else None
             groups: dict[str, list[tuple[float, dict[str, Any]]]] = {}
             docs: dict[str, float] = {}
             if f is not None or not parsed.restricts:
@@ -67,7 +67,7 @@ def components(home: Path, folder: Path, rows: Sequence[dict]) -> list[dict]:
                 for sid, score in ranked:
                     if sid in metas:
                         groups.setdefault(metas[sid]["doc_key"], []).append((score, {}))
-                docs = dict(reader.bm25_documents(search._without_stopwords(question), search.DOC_DEPTH, filters=f))
+                docs = dict(reader.bm25_documents(search.without_stopwords(question), search.DOC_DEPTH, filters=f))
             for key in groups.keys() | docs.keys():
                 if key not in paths:
                     doc = eng._cat().get_document(key)
@@ -87,7 +87,7 @@ def scores(items: Sequence[dict], weight: float, decay: float) -> tuple[float, f
     spent = 0.0
     for it in items:
         t0 = time.perf_counter()
-        order = search._rank_documents(it["groups"], it["docs"], TOP)
+        order = search.rank_documents(it["groups"], it["docs"], TOP)
         spent += time.perf_counter() - t0
         ranked = [it["paths"][k] for k in order]
         rank = next((i for i, d in enumerate(ranked, 1) if d in it["gold_docs"]), None)

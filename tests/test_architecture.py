@@ -113,6 +113,19 @@ def test_engine_imports_neither_app_nor_trainer() -> None:
     assert not bad, bad
 
 
+def engine_aliases(tree: ast.Module) -> set[str]:
+    """Names a file binds to engine modules (``import engine.x as y``, ``from engine.x import y``
+    where ``y`` is a module), so that ``y._private`` can be found."""
+    known = engine_modules()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.asname for a in node.names if a.asname and a.name.startswith("engine"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine"):
+            names.update(a.asname or a.name for a in node.names if f"{node.module}.{a.name}" in known)
+    return names
+
+
 def test_trainer_and_bench_use_public_engine_names_only() -> None:
     bad = []
     for name, path, tree in sources("trainer", "bench"):
@@ -122,6 +135,16 @@ def test_trainer_and_bench_use_public_engine_names_only() -> None:
             private = [p for p in module.split(".") if p.startswith("_")] + [n for n in names if n.startswith("_")]
             if private:
                 bad.append(f"{path.relative_to(ROOT)}:{line} {module}: {private}")
+        aliases = engine_aliases(tree)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+            ):
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value.id}.{node.attr}")
     assert not bad, bad
 
 

@@ -504,7 +504,9 @@ def _words_outside(text: str, words: frozenset[str]) -> str:
     return " ".join(w for w in _WORD.findall(text) if w.lower() not in words)
 
 
-def _without_stopwords(text: str) -> str:
+def without_stopwords(text: str) -> str:
+    """The question as the whole-document BM25 reads it (stopwords out); public, as are
+    ``restrict`` and ``rank_documents``, because bench.doc_ranking replays ``ask``'s steps."""
     return _words_outside(text, STOPWORDS)
 
 
@@ -638,7 +640,7 @@ def ask(
     filters = _with_box_filters(filters, parsed)
     f = to_index_filters(filters)
     if parsed.restricts:
-        f = _restrict(index, parsed, filters, f)
+        f = restrict(index, parsed, filters, f)
         if f is None:
             return Answers()
     # What ranks: the box's words (a phrase's words among them); with only restrictions
@@ -652,7 +654,7 @@ def ask(
     if hybrid:
         # Question words only (the stopword list is longer than the index analyzer's): a
         # long question's "how", "would", "about" would otherwise rank whole documents.
-        doc_scores = dict(index.bm25_documents(_without_stopwords(question), DOC_DEPTH, filters=f))
+        doc_scores = dict(index.bm25_documents(without_stopwords(question), DOC_DEPTH, filters=f))
     if not ranked and not doc_scores:
         return Answers()
 
@@ -673,7 +675,7 @@ def ask(
             groups.setdefault(key, []).append((score, meta))
 
     if hybrid:
-        doc_rank = _rank_documents(groups, doc_scores, top * 2)
+        doc_rank = rank_documents(groups, doc_scores, top * 2)
     else:  # SPARC alone: a document is as good as its best sentence
         doc_rank = {k: max(sc for sc, _ in groups[k]) for k in list(groups)[:top]}
     keys = list(doc_rank)
@@ -757,7 +759,7 @@ def _with_box_filters(filters: SearchFilters | None, parsed: ParsedQuery) -> Sea
     )
 
 
-def _restrict(
+def restrict(
     index: SentenceIndex, parsed: ParsedQuery, filters: SearchFilters | None, f: Filters | None
 ) -> Filters | None:
     """The index filter with the box's phrases, exclusions and fields applied as document
@@ -780,7 +782,7 @@ def sentence_evidence(scores: Iterable[float]) -> float:
     return sum(s * DOC_DECAY**i for i, s in enumerate(top))
 
 
-def _rank_documents(
+def rank_documents(
     groups: dict[str, list[tuple[float, dict[str, Any]]]], doc_scores: dict[str, float], depth: int
 ) -> dict[str, float]:
     """Documents by their sentence evidence (``sentence_evidence``) plus ``DOC_WEIGHT`` times
