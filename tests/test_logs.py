@@ -69,7 +69,7 @@ def test_uncaught_exception_goes_to_the_log(tmp_path, clean_logging, monkeypatch
 
 
 def test_cli_writes_the_log_and_reports_versions(tmp_path, clean_logging, capsys):
-    from engine.cli.main import main as cli
+    import engine.cli.main as cli
 
     home = tmp_path / "home"
     assert cli.main(["status", "--home", str(home), "--json"]) == 0
