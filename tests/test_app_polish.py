@@ -148,12 +148,12 @@ def test_status_bar_one_count_paused_and_long_messages(qtbot, open_window, tmp_p
     with qtbot.waitSignal(
         window.backend.progress,
         timeout=WAIT_MS * 3,
-        check_params_cb=lambda p: getattr(p, "files_done", 0) >= 1,
+        check_params_cb=lambda p: getattr(p, "files_done", 0) >= 1 and p.phase == "indexing",
     ):
         window.add_source(str(folder))
     # one count: the indicator's; the summary keeps no count of its own meanwhile
-    assert re.search(r"\d+ of 120 files", window.indicator.label.text())
-    assert "sentences" not in window.summary.text() and "files" not in window.summary.text()
+    assert re.search(r"\d+ of 120 files", window.indicator.label.text()), window.indicator.label.text()
+    assert "sentences" not in window.summary.text() and "files" not in window.summary.text(), window.summary.text()
 
     long = (
         "Could not open "
