@@ -48,6 +48,12 @@ def reflow(text: str) -> str:
     return _HARD_BREAK.sub(" ", text)
 
 
+def _breakable(text: str) -> str:
+    """A path may wrap after its separators (a zero-width space), so a narrow preview wraps
+    it instead of cutting the header off at its right edge (the tooltip has it whole)."""
+    return re.sub(r"([/\\@._-])", "\\1\u200b", text)
+
+
 @dataclass
 class HitSpan:
     start: int  # Qt positions (UTF-16) in the shown text
@@ -159,6 +165,7 @@ class PreviewPane(QWidget):
         for b in (self.open_btn, self.reveal_btn):
             if b.toolButtonStyle() != style:
                 b.setToolButtonStyle(style)
+        self.icon.setVisible(style == Qt.ToolButtonStyle.ToolButtonTextBesideIcon)  # its room to the header
 
     def _button(self, text: str, icon, shortcut_hint: str) -> QToolButton:
         b = QToolButton()
@@ -242,7 +249,7 @@ class PreviewPane(QWidget):
             rows.append(("Type", kind_label(a.kind)))
             if a.date:
                 rows.append(("Modified", format_date(a.date, with_time=True)))
-        rows.append(("File" if a.kind != "email" else "Stored in", a.path))
+        rows.append(("File" if a.kind != "email" else "Stored in", _breakable(a.path)))
         cells = "".join(
             f'<tr><td style="color:{muted}; padding-right:8px">{html.escape(k)}</td><td>{html.escape(v)}</td></tr>'
             for k, v in rows

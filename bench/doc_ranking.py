@@ -9,10 +9,11 @@ on a seeded half of each and reports the other half, both ways round.
 It reads the questions of a ``python -m bench.product`` run (its ``.questions.jsonl``), opens
 the same homes, computes for every answerable question the fused sentence ranking and the
 whole-document BM25 once (``engine.search.answers.rank_sentences``, ``SentenceIndex.bm25_documents``,
-with the query syntax's restrictions, as ``ask`` does), and re-ranks the documents under every setting of a grid with the engine's
-own ``rank_documents``. That is ``ask``'s document order before its display steps (a message
-held twice shows once; a document without live sentences is dropped), so its figures can differ
-from the product run's by a question; the published figures come from ``bench.product``.
+with the query syntax's restrictions, as ``ask`` does), and re-ranks the documents under every
+setting of a grid with the engine's own ``rank_documents``. That is ``ask``'s document order
+before its display steps (a message held twice shows once; a document without live sentences
+is dropped), so its figures could differ from the product run's; the published figures come
+from ``bench.product``.
 
     .venv/bin/python -m bench.doc_ranking bench/results/product-<stamp>.questions.jsonl
 """

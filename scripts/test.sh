@@ -10,4 +10,6 @@ if ! command -v strace >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/
 fi
 export QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 .venv/bin/ruff check engine trainer app tests bench scripts
-.venv/bin/python -m pytest -q "$@"
+# two workers (pytest-xdist), each test module whole on one of them: most tests keep one core
+# busy (one encoder thread, or a child process they wait for), so one worker leaves a core idle
+.venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"

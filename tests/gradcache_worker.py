@@ -1,9 +1,10 @@
 """Worker for tests/test_trainer.py::test_gradient_cache_two_processes_match_one.
 
-Run with ``torchrun --nproc_per_node K tests/gradcache_worker.py BASE DATA OUT B LAMBDA``: every
+Run with ``torchrun --nproc_per_node K tests/gradcache_worker.py BASE DATA OUT B LAMBDA [passage]``: every
 process takes its B examples (process r: examples[r*B:(r+1)*B]), seeds torch with SEED and
 computes one step's gradients through ``trainer.train.step_gradients`` (the gradient-cache path,
-dropout on); process 0 saves them to OUT.
+dropout on); process 0 saves them to OUT. With ``passage`` the batches are passage batches
+(``--passage --passage-vector``; tests/test_passage.py).
 """
 
 from __future__ import annotations
@@ -25,15 +26,19 @@ SEED = 7
 MAX_LENGTH = 48
 
 
-def setup(base: Path, data: Path, batch: int, rank: int, world: int):
+def setup(base: Path, data: Path, batch: int, rank: int, world: int, passage: bool = False):
     """The model (train mode), this process's batch and the step's question vocabulary."""
     torch.manual_seed(0)
-    model = SparcModel(load_encoder(base))
+    model = SparcModel(load_encoder(base), passage_vector=passage)
     with torch.no_grad():
         model.w.fill_(1.0)
     model.train()
     sentences, examples = load_training_data(data)
-    batcher = Batcher(str(base / "tokenizer.json"), sentences, MAX_LENGTH, "all")
+    tokenizer = str(base / "tokenizer.json")
+    if passage:
+        batcher = Batcher(tokenizer, sentences, MAX_LENGTH, passage=True, passage_vector=True)
+    else:
+        batcher = Batcher(tokenizer, sentences, MAX_LENGTH, "all")
     parts = [batcher.encode(examples[r * batch : (r + 1) * batch]) for r in range(world)]
     vocab = sorted({v for _b, bags in parts for bag in bags for v in bag})
     return model, parts, vocab
@@ -46,10 +51,11 @@ def grads(model: SparcModel) -> dict[str, torch.Tensor]:
 def main() -> None:
     base, data, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     batch, lam = int(sys.argv[4]), float(sys.argv[5])
+    passage = sys.argv[6:7] == ["passage"]
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    model, parts, vocab = setup(base, data, batch, rank, world)
+    model, parts, vocab = setup(base, data, batch, rank, world, passage)
     feats, bags = parts[rank]
     torch.manual_seed(SEED)
     step_gradients(

@@ -27,8 +27,8 @@ pytest.importorskip("engine.api.facade")
 
 import test_app  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtGui import QGuiApplication  # noqa: E402
-from PySide6.QtWidgets import QMenu, QMessageBox  # noqa: E402
+from PySide6.QtGui import QGuiApplication, QStatusTipEvent, QTextDocument  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox  # noqa: E402
 
 from app.main import debian_package, display_problem  # noqa: E402
 from app.progress import progress_text  # noqa: E402
@@ -148,12 +148,12 @@ def test_status_bar_one_count_paused_and_long_messages(qtbot, open_window, tmp_p
     with qtbot.waitSignal(
         window.backend.progress,
         timeout=WAIT_MS * 3,
-        check_params_cb=lambda p: getattr(p, "files_done", 0) >= 1,
+        check_params_cb=lambda p: getattr(p, "files_done", 0) >= 1 and p.phase == "indexing",
     ):
         window.add_source(str(folder))
     # one count: the indicator's; the summary keeps no count of its own meanwhile
-    assert re.search(r"\d+ of 120 files", window.indicator.label.text())
-    assert "sentences" not in window.summary.text() and "files" not in window.summary.text()
+    assert re.search(r"\d+ of 120 files", window.indicator.label.text()), window.indicator.label.text()
+    assert "sentences" not in window.summary.text() and "files" not in window.summary.text(), window.summary.text()
 
     long = (
         "Could not open "
@@ -167,6 +167,9 @@ def test_status_bar_one_count_paused_and_long_messages(qtbot, open_window, tmp_p
     assert bar.message.is_elided() and bar.message.shown_text().endswith("…")
     assert bar.message.toolTip() == long
     assert bar.message.width() >= bar.message.minimumSizeHint().width() > 100  # not squeezed away
+    # a menu's status tip goes the same way (QMainWindow would have QStatusBar paint it, clipped)
+    QApplication.sendEvent(window, QStatusTipEvent("Tip: " + long))
+    assert bar.currentMessage() == "Tip: " + long and bar.message.is_elided()
 
     window.act_pause.setChecked(True)
     qtbot.waitUntil(lambda: window.indicator.label.text().startswith("Paused"), timeout=WAIT_MS * 2)
@@ -288,6 +291,15 @@ def test_window_fits_half_a_1366_screen_with_filters_and_preview(qtbot, open_win
     for b in (window.preview.open_btn, window.preview.reveal_btn, window.preview.next_btn):
         g = b.geometry()
         assert b.isVisible() and g.left() >= 0 and g.right() < window.preview.width(), b.toolTip()
+    # the preview's header wraps within the pane: no line runs past its right edge
+    meta = window.preview.meta
+    qtbot.waitUntil(lambda: not window.preview.icon.isVisible(), timeout=WAIT_MS)  # its room to the header
+    doc = QTextDocument()
+    doc.setDefaultFont(meta.font())
+    doc.setDocumentMargin(0)
+    doc.setHtml(meta.text())
+    doc.setTextWidth(meta.width())
+    assert doc.idealWidth() <= meta.width(), (doc.idealWidth(), meta.width())
     hit = window.preview.hit_label  # "Hit 1 of N" whole, beside the arrows
     assert hit.text().startswith("Hit 1 of")
     qtbot.waitUntil(lambda: hit.width() >= hit.sizeHint().width(), timeout=WAIT_MS)  # once laid out again

@@ -296,3 +296,53 @@ def test_evaluation_encodes_a_passage_bundle_by_whole_passages(
     print(row)
     chance = 100 * sum(1 / r for r in range(1, len(sentences) + 1)) / len(sentences)
     assert row["mrr@1000"] > 3 * chance, (row["mrr@1000"], chance)
+
+
+def test_gradient_cache_with_passage_batches_matches_one_process(squad_handful, tmp_path):
+    """The gradient cache on passage batches (--passage --passage-vector, FLOPS on, dropout
+    on): two gloo processes give the gradients of one process computing the same loss by
+    plain autograd (as tests/test_trainer.py checks for sentence batches)."""
+    import os
+    import subprocess
+    import sys
+
+    import torch
+
+    repo = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(repo / "tests"))
+    import gradcache_worker as worker
+
+    from trainer.train import flops_penalty, full_vectors, in_batch_loss, query_matrix
+
+    folder, _sentences, _examples = squad_handful
+    base, world, batch, lam = tiny_base(), 2, 3, 1e-3
+    out = tmp_path / "grads.pt"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(world),
+        str(repo / "tests/gradcache_worker.py"), str(base), str(folder), str(out), str(batch), str(lam), "passage",
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = torch.load(out)
+
+    torch.set_num_threads(1)
+    model, parts, vocab = worker.setup(base, folder, batch, 0, world, passage=True)
+    assert model.passage_vector and all("window_index" in feats for feats, _b in parts)
+    vocab_t = torch.tensor(vocab)
+    pooled, penalties = [], []
+    for feats, _bags in parts:
+        torch.manual_seed(worker.SEED)
+        states = model.sentence_states(**feats)
+        pooled.append(model.pool(states, feats, model.word_embeddings.weight[vocab_t]))
+        f = full_vectors(model, states, feats["sentence_mask"], feats["passage_mask"])
+        penalties.append(flops_penalty(f))
+    scores = model.scores(torch.cat(pooled))
+    losses = [
+        in_batch_loss(query_matrix(bags, vocab), scores, 3 * batch * r) for r, (_f, bags) in enumerate(parts)
+    ]
+    (torch.stack(losses).mean() + lam * torch.stack(penalties).mean()).backward()
+    want = worker.grads(model)
+    assert set(got) == set(want)
+    worst = max(float((got[n] - want[n]).abs().max() / (want[n].abs().max() + 1e-12)) for n in want)
+    assert worst < 1e-4, worst
