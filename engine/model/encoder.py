@@ -99,8 +99,9 @@ def default_threads() -> int:
 # max-pooling, so batch 32 peaked at 1.0 GB and ran slower than batch 4 (bench/indexing.py).
 DEFAULT_BATCH = 4
 # Passage graphs: one window per run. Their pooling gathers [windows, sentences, longest span,
-# vocabulary]; 4 windows of 128 tokens peaked at 566 MB and ran at 28.5 sentences/s where one
-# at a time took 224 MB and 53.5/s (344 SQuAD-dev sentences, 2 threads, loaded machine).
+# vocabulary]: 4 windows per run peaked at 610 MB (128 tokens) and 1,306 MB (256 tokens) against
+# 252 and 265 MB for one, and were not reliably faster (57 vs 47 sentences/s at 128, 38 vs 62
+# at 256; `python -m bench.passage speed --batch 1 4`, 344 SQuAD-dev sentences, 2 threads, load 9-10).
 DEFAULT_PASSAGE_BATCH = 1
 
 
