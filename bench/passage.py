@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.encode import SparseEncoder, default_bundle_dir  # noqa: E402
-from engine.features import load_tokenizer, passage_windows  # noqa: E402
-from engine.segment import split_passages  # noqa: E402
+from engine.ingest.segment import split_passages  # noqa: E402
+from engine.model.encoder import SparseEncoder, default_bundle_dir  # noqa: E402
+from engine.model.features import load_tokenizer, passage_windows  # noqa: E402
 
 SQUAD = ROOT.parent / "shared" / "data" / "squad" / "dev-v1.1.json.gz"
 
@@ -68,7 +68,7 @@ def speed_one(bundle: Path, batch: int, paragraphs: int, threads: int, profile: 
         raise SystemExit(f"{bundle}: not a passage bundle (config encoding {enc.config.encoding!r})")
     enc.encode_passages(passages[:5], batch)  # warm-up
     if profile:
-        from engine.offline import load_onnxruntime
+        from engine.model.offline import load_onnxruntime
 
         ort = load_onnxruntime()
         opts = ort.SessionOptions()
