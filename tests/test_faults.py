@@ -508,9 +508,13 @@ def test_damaged_data_folder_is_repaired(tmp_path: Path) -> None:
     assert out["summary"]["tracebacks"] == 0
 
 
-def test_damaged_index_found_while_answering_is_repaired(tmp_path: Path) -> None:
+def test_damaged_index_found_while_answering_is_repaired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An index damaged while an engine is open (after its checks): the next question finds
     it, the generation is moved aside, and the next indexing run rebuilds it."""
+    from engine.index import sentences
+
+    # no writer is mid-commit here: a reader need not wait 5 s for the store to settle
+    monkeypatch.setattr(sentences, "VIEW_RETRY_S", 0.2)
     d = tmp_path / "docs"
     write(d / "a.txt", "Ravens cache food for the winter.")
     home = tmp_path / "home"
