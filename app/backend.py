@@ -22,6 +22,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.workers import Lane, Throttle
+from engine.common.progress import Cancelled, Progress, RunProgress
 
 log = logging.getLogger(__name__)
 
@@ -334,7 +335,7 @@ class Backend(QObject):
             self.refresh()
             dropped = result is _DROPPED
             result = None if dropped else result
-            final = result if result is not None and hasattr(result, "files_done") else None
+            final = result if isinstance(result, Progress) else None
             if final is not None:
                 self.last_progress = final
             cancelled = bool(cancels and cancels[0].is_set()) or getattr(final, "phase", "") == "cancelled"
@@ -368,13 +369,11 @@ class Backend(QObject):
         unless indexing runs in this one."""
         if not self.index_in_process:
             return self._run_index_child(cancel, None, task=task, options=options)
-        from engine.model.adapt import Cancelled
-
         throttle = Throttle(self.progress.emit, 0.1)
-        latest: list[Any] = [None]
+        latest: list[Progress | None] = [None]
 
-        def progress(p: Any) -> None:
-            if hasattr(p, "files_done"):
+        def progress(p: RunProgress) -> None:
+            if isinstance(p, Progress):
                 latest[0] = p
             throttle(p)
 

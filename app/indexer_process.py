@@ -20,6 +20,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from engine.common.progress import Cancelled, Progress, RunProgress
+
 #: Niceness of the indexing process (POSIX): background work yields to the desktop.
 NICE = 10
 PROGRESS_INTERVAL_S = 0.1
@@ -52,8 +54,9 @@ def main(
     model, or index the ``changes`` a watch saw at ``paths`` (:meth:`Engine.index_changes`).
 
     Messages on ``queue``: ``("progress", Progress | AdaptProgress)`` (at most ten a second,
-    plus every phase change), then ``("done", Progress)`` (``changes``: the list of units
-    re-indexed or removed) or ``("error", message, traceback)``.
+    plus every phase change; the window tells the two apart with ``isinstance``), then
+    ``("done", Progress)`` (``changes``: the list of units re-indexed or removed) or
+    ``("error", message, traceback)``.
     """
     lower_priority()
     try:  # HOME/logs/indexer.log (the window's process writes sparcdesk.log)
@@ -65,11 +68,11 @@ def main(
     last = 0.0
     last_phase = None
 
-    latest: list[Any] = [None]  # the last indexing Progress (adapt reports both kinds)
+    latest: list[Progress | None] = [None]  # the last indexing Progress (adapt reports both kinds)
 
-    def progress(p: Any) -> None:
+    def progress(p: RunProgress) -> None:
         nonlocal last, last_phase
-        if hasattr(p, "files_done"):
+        if isinstance(p, Progress):
             latest[0] = p
         now = time.monotonic()
         if now - last >= PROGRESS_INTERVAL_S or p.phase != last_phase:
@@ -97,9 +100,7 @@ def main(
                 targets = [Path(p) for p in paths] if paths is not None else None
                 final = engine.index(targets, progress=progress, cancel=cancel, pause=pause)
             queue.put(("done", final))
-        except Exception as exc:
-            if type(exc).__name__ != "Cancelled":  # a stopped adaptation resumes next time
-                raise
+        except Cancelled:  # a stopped adaptation resumes next time
             queue.put(("done", latest[0]))
         finally:
             engine.close()

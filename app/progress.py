@@ -7,16 +7,13 @@ from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QStyle, QToolButton, QW
 
 from app.format import format_count, format_duration
 from app.statusbar import ElidedLabel
-
-
-def _is_adaptation(p) -> bool:
-    return hasattr(p, "steps") and not hasattr(p, "files_done")
+from engine.common.progress import AdaptProgress
 
 
 def progress_percent(p) -> int:
     """0-100 from files done / total (adaptation: steps done / steps); 100 when the run
     reports completion."""
-    if _is_adaptation(p):
+    if isinstance(p, AdaptProgress):
         return max(0, min(100, round(100 * p.step / max(p.steps, 1))))
     total = getattr(p, "files_total", 0) or 0
     done = getattr(p, "files_done", 0) or 0
@@ -28,7 +25,7 @@ def progress_percent(p) -> int:
 def progress_text(p, paused: bool = False) -> str:
     """One line for the indicator. ``paused`` (the user paused; the run may not have
     stopped yet): "Paused" or "Pausing…" with what is done, no rate and no time left."""
-    if _is_adaptation(p):
+    if isinstance(p, AdaptProgress):
         if p.phase == "vocabulary":
             return "Adapting the model · learning new words from your documents"
         bits = [f"Adapting the model · step {format_count(p.step)} of {format_count(p.steps)}"]

@@ -48,7 +48,7 @@ from bench.synthetic import VectorModel, sample_questions
 from engine.index.columns import COLUMNS_DIR
 from engine.index.oracle import BruteForceOracle
 from engine.index.quantize import Quantizer
-from engine.index.sentences import Filters, SentenceIndex, SentenceRecord
+from engine.index.sentences import IndexFilters, SentenceIndex, SentenceRecord
 from engine.model.sparse import SparseVector
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -303,7 +303,7 @@ def run_size(
     for q in questions[:20]:
         idx.search(q, args.top_k)
     result["warmup_seconds_20_questions"] = time.perf_counter() - t0
-    kind = Filters(kinds=["mail"])
+    kind = IndexFilters(kinds=["mail"])
     idx.search(questions[0], 10, filters=kind)  # the filter's id set is cached per commit
     variants: dict[str, Callable[[list[int]], Any]] = {
         "plain": lambda q: idx.search(q, args.top_k),

@@ -14,7 +14,8 @@ import onnx
 import pytest
 
 from engine.api.facade import Engine
-from engine.model.adapt import Cancelled, adapt_bundle
+from engine.common.progress import Cancelled
+from engine.model.adapt import adapt_bundle
 from engine.model.bundle_edit import copy_bundle, onnx_files, read_embedding_matrix, replace_embedding_matrix
 from engine.model.encoder import SparseEncoder, default_bundle_dir
 from engine.model.features import load_tokenizer

@@ -39,7 +39,7 @@ from app.window import (  # noqa: E402
     ADAPT_MEASURED_MRR,
     NARROW_WIDTH,
 )
-from engine.api.facade import Engine  # noqa: E402
+from engine.api.facade import AdaptProgress, Engine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES, WAIT_MS, type_question = test_app.SAMPLES, test_app.WAIT_MS, test_app.type_question
@@ -390,7 +390,7 @@ def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, t
     outcomes.clear()
     qtbot.waitUntil(lambda: window.act_adapt.isEnabled(), timeout=WAIT_MS)
     with qtbot.waitSignal(
-        window.backend.progress, timeout=WAIT_MS * 3, check_params_cb=lambda p: getattr(p, "step", 0) >= 1
+        window.backend.progress, timeout=WAIT_MS * 3, check_params_cb=lambda p: isinstance(p, AdaptProgress) and p.step >= 1
     ):
         window.act_adapt.trigger()
     window.stop_indexing()

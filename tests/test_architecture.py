@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "engine"
-STAGES = {"ingest", "model", "index", "catalog", "indexer", "search", "home", "api", "watch", "cli"}
+STAGES = {"common", "ingest", "model", "index", "catalog", "indexer", "search", "home", "api", "watch", "cli"}
 #: Modules a question goes through: none may import torch, even late. (The facade is not
 #: among them: it imports adaptation, which is torch, inside ``Engine.adapt`` only.)
 SEARCH_PATH = ("engine.search", "engine.index", "engine.model.encoder", "engine.model.features", "engine.model.sparse")
@@ -182,3 +182,44 @@ def test_no_sql_outside_the_catalog() -> None:
                 if "execute(" in line or "executemany(" in line or SQL.search(line):
                     bad.append(f"{rel}:{i}: {line.strip()}")
     assert not bad, "SQL outside engine/catalog:\n" + "\n".join(bad)
+
+
+def test_common_is_a_leaf_every_stage_may_import() -> None:
+    """engine/common holds the types stages share (progress, Cancelled): it imports no other
+    engine module, so importing it can never make a cycle."""
+    graph = edges()
+    bad = {m: sorted(graph[m]) for m in graph if m.startswith("engine.common") and graph[m] - {"engine.common"}}
+    assert not bad, bad
+
+
+def public_classes(*folders: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for _, path, tree in sources(*folders):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                found.setdefault(node.name, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_one_type_per_name() -> None:
+    """One concept, one type (issue 14): no public class name is defined twice across the
+    engine, the window and the trainer (there were two ``Cancelled`` and two ``Hit``)."""
+    found = public_classes("engine", "app", "trainer")
+    assert "Cancelled" in found and "IndexHit" in found  # the reader sees classes at all
+    twice = {name: where for name, where in found.items() if len(where) > 1}
+    assert not twice, twice
+
+
+NAME_MATCH = re.compile(r"__name__\s*[!=]=|[!=]=\s*\S*__name__|hasattr\(\w+, \"(files_done|steps|step)\"\)")
+
+
+def test_exceptions_and_progress_are_told_apart_by_type() -> None:
+    """An exception or a progress report is recognised with ``except``/``isinstance``, never
+    by its class's name as a string or by probing for an attribute."""
+    bad = [
+        f"{path.relative_to(ROOT)}:{i}: {line.strip()}"
+        for _, path, _ in sources("engine", "app")
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if NAME_MATCH.search(line) and "__main__" not in line
+    ]
+    assert not bad, bad

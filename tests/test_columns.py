@@ -21,7 +21,7 @@ from bench.synthetic import VectorModel, sample_questions
 from engine.index import columns
 from engine.index.oracle import BruteForceOracle
 from engine.index.quantize import Quantizer
-from engine.index.sentences import Filters, SentenceIndex, SentenceRecord
+from engine.index.sentences import IndexFilters, SentenceIndex, SentenceRecord
 from engine.model.sparse import SparseVector
 
 REPO = Path(__file__).resolve().parents[1]
@@ -108,11 +108,11 @@ def test_filters_across_segments_keep_scores(tmp_path: Path) -> None:
         live.pop(sid)
     idx.commit()
     queries = sample_questions(_batch(0), 5, seed=2)
-    _check(idx, live, queries, lambda s: kind[s] == "mail", Filters(kinds=["mail"]))
-    _check(idx, live, queries, lambda s: False, Filters(kinds=["nothing"]))
+    _check(idx, live, queries, lambda s: kind[s] == "mail", IndexFilters(kinds=["mail"]))
+    _check(idx, live, queries, lambda s: False, IndexFilters(kinds=["nothing"]))
     keys = ["b0-d1", "b2-d3"]
     allowed = {s for k in keys for s in idx.document_sentence_ids(k)}
-    _check(idx, live, queries, lambda s: s in allowed, Filters(doc_keys=keys))
+    _check(idx, live, queries, lambda s: s in allowed, IndexFilters(doc_keys=keys))
     idx.close()
 
 

@@ -29,7 +29,7 @@ from bench.synthetic import VectorModel, sample_questions
 from engine.index.oracle import BruteForceOracle
 from engine.index.quantize import Quantizer
 from engine.index.sentences import (
-    Filters,
+    IndexFilters,
     IndexFormatError,
     IndexLockedError,
     SentenceIndex,
@@ -231,20 +231,23 @@ def _mask(corpus: Corpus, pred) -> np.ndarray:
 
 
 FILTER_CASES = {
-    "kind": (Filters(kinds=["mail"]), lambda r: r.kind == "mail"),
-    "kinds": (Filters(kinds=["pdf", "docx"]), lambda r: r.kind in ("pdf", "docx")),
-    "folder": (Filters(folder="/home/ana/papers/"), lambda r: r.path.startswith("/home/ana/papers/")),
+    "kind": (IndexFilters(kinds=["mail"]), lambda r: r.kind == "mail"),
+    "kinds": (IndexFilters(kinds=["pdf", "docx"]), lambda r: r.kind in ("pdf", "docx")),
+    "folder": (IndexFilters(folder="/home/ana/papers/"), lambda r: r.path.startswith("/home/ana/papers/")),
     "date": (
-        Filters(date_from=T0 + 10 * 86_400, date_to=dt.date(2001, 3, 1)),
+        IndexFilters(date_from=T0 + 10 * 86_400, date_to=dt.date(2001, 3, 1)),
         lambda r: T0 + 10 * 86_400 <= r.date <= T0 + 59 * 86_400 + 86_399,
     ),
-    "sender": (Filters(sender="person1@example.COM"), lambda r: r.sender.lower() == "person1@example.com"),
+    "sender": (
+        IndexFilters(sender="person1@example.COM"),
+        lambda r: r.sender.lower() == "person1@example.com",
+    ),
     "mailbox+kind": (
-        Filters(mailbox="sent", kinds=["mail"]),
+        IndexFilters(mailbox="sent", kinds=["mail"]),
         lambda r: r.kind == "mail" and r.mailbox.lower() == "sent",
     ),
-    "doc_keys": (Filters(doc_keys=["doc-3", "doc-40"]), lambda r: r.doc_key in ("doc-3", "doc-40")),
-    "empty": (Filters(kinds=[]), lambda r: False),
+    "doc_keys": (IndexFilters(doc_keys=["doc-3", "doc-40"]), lambda r: r.doc_key in ("doc-3", "doc-40")),
+    "empty": (IndexFilters(kinds=[]), lambda r: False),
 }
 
 
@@ -297,7 +300,7 @@ def test_bm25_finds_sentence_and_respects_filters(built, corpus: Corpus) -> None
     assert hits and hits[0].sentence_id == int(ids[123])
     assert hits == sorted(hits, key=lambda h: (-h.score, h.sentence_id))
     other = next(k for k in KINDS if k != rec.kind)
-    filtered = idx.bm25(rec.text, top_k=20, filters=Filters(kinds=[other]), load_fields=20)
+    filtered = idx.bm25(rec.text, top_k=20, filters=IndexFilters(kinds=[other]), load_fields=20)
     assert all(h.fields and h.fields["kind"] == other for h in filtered)
     assert idx.bm25("the of and", top_k=5) == []  # only stopwords
 

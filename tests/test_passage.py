@@ -251,10 +251,10 @@ def test_unknown_encoding_is_a_clear_error(tmp_path):
     cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
     cfg["encoding"] = "document"
     (bundle / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
-    from engine.model.encoder import BundleConfig
+    from engine.model.bundle import Bundle
 
     with pytest.raises(ValueError, match=r"config\.json: unknown encoding 'document'"):
-        BundleConfig.load(bundle)
+        Bundle.open(bundle)
 
 
 def test_evaluation_encodes_a_passage_bundle_by_whole_passages(

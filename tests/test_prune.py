@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from engine.model.encoder import BundleConfig, SparseEncoder, kept_length
+from engine.model.bundle import Bundle
+from engine.model.encoder import SparseEncoder, kept_length
 from trainer.evaluate import prune_rows
 
 BUNDLE = Path(__file__).resolve().parents[1] / "assets" / "sparc-tiny"
@@ -34,7 +35,7 @@ def test_kept_length_cuts_a_descending_row():
 
 
 def test_shipped_bundle_has_no_pruning():
-    assert BundleConfig.load(BUNDLE).prune_ratio == 0.0
+    assert Bundle.open(BUNDLE).prune_ratio == 0.0
 
 
 def test_bundle_prune_ratio_is_honoured_by_the_encoder(tmp_path):

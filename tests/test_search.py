@@ -20,7 +20,7 @@ import pytest
 
 from engine.api.facade import Engine, SearchFilters
 from engine.cli.main import main as cli_main
-from engine.index.sentences import Hit as IndexHit
+from engine.index.sentences import IndexHit
 from engine.model.encoder import default_bundle_dir
 from engine.search.answers import RRF_K, fuse, highlight_spans, is_heading, question_terms, wanted_field
 from engine.search.defaults import DEFAULT_FUSION

@@ -337,15 +337,15 @@ class HybridRetriever:
         self.median_nnz = sparc.median_nnz
 
     def search(self, question: str, k: int = TOP_K) -> np.ndarray:
-        from engine.index.sentences import Hit
+        from engine.index.sentences import IndexHit
         from engine.search.answers import fuse
 
         s_idx, s_sc = self.sparc.top(question, self.depth)
         s_keep = s_sc > 0  # the app's index returns only sentences that match a token
         b_idx, b_sc = self.bm25.top(question, self.depth)
         fused = fuse(
-            [Hit(int(i), float(v)) for i, v in zip(s_idx[s_keep], s_sc[s_keep], strict=True)],
-            [Hit(int(i), float(v)) for i, v in zip(b_idx, b_sc, strict=True)],
+            [IndexHit(int(i), float(v)) for i, v in zip(s_idx[s_keep], s_sc[s_keep], strict=True)],
+            [IndexHit(int(i), float(v)) for i, v in zip(b_idx, b_sc, strict=True)],
             self.method,
         )
         return np.array([sid for sid, _ in fused[:k]], dtype=np.int64)

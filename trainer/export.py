@@ -26,6 +26,7 @@ import numpy as np
 import onnx
 import torch
 
+from engine.model.bundle import Bundle
 from engine.model.features import (
     DEFAULT_MAX_LENGTH,
     DEFAULT_POOLING,
@@ -205,7 +206,7 @@ def check_agreement(
 
 
 def _is_passage_bundle(bundle: Path) -> bool:
-    return json.loads((bundle / "config.json").read_text(encoding="utf-8")).get("encoding") == "passage"
+    return Bundle.open(bundle).encoding == "passage"
 
 
 def check_passage_agreement(

@@ -27,8 +27,8 @@ import torch
 import torch.nn.functional as F
 
 from engine.model.adapt import MLM_DIR, mask_batch, masked_logits, pack_chunks
+from engine.model.bundle import Bundle
 from engine.model.bundle_edit import read_embedding_matrix
-from engine.model.features import load_tokenizer
 from trainer.model import load_encoder
 from trainer.pools import read_jsonl
 from trainer.train import load_model_from_checkpoint
@@ -121,15 +121,11 @@ def build_mlm_folder(
     base = Path(base or state["args"]["base"])
     base_body = load_encoder(base).eval()
     sparc_body = model.encoder.eval()
-    cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
-    emb = torch.from_numpy(
-        read_embedding_matrix(
-            bundle / cfg["onnx"], cfg.get("embedding_initializer", "word_embeddings_fp16")
-        ).astype(np.float32)
-    )
+    bun = Bundle.open(bundle)
+    emb = torch.from_numpy(read_embedding_matrix(bun.graph_path, bun.embedding_initializer).astype(np.float32))
     for p in base_body.parameters():
         p.requires_grad_(False)
-    tokenizer = load_tokenizer(str(bundle / "tokenizer.json"))
+    tokenizer = bun.tokenizer()
     texts = [r["text"] for r in read_jsonl(data / "sentences.jsonl")]
     held_out, train_texts = texts[:2000], texts[2000:]
     head = {k: torch.nn.Parameter(v) for k, v in _initial_head(base, emb.shape[1], emb.shape[0]).items()}

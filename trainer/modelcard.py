@@ -12,6 +12,8 @@ import argparse
 import json
 from pathlib import Path
 
+from engine.model.bundle import Bundle
+
 BASES = {
     "cognition": """\
 - **Base weights**: SPLADE-tiny (BERT, 2 layers x 128 hidden, 2 heads, 30,522-token uncased
@@ -46,7 +48,7 @@ def _provenance(base: str) -> str:
 def _files(bundle: Path, cfg: dict) -> str:
     """What the bundle's graphs are, from its config and the files that are there: ``onnx`` is
     the graph the app runs, ``onnx_fp32`` / ``onnx_int8`` name the ones shipped beside it."""
-    default = cfg.get("onnx", "model.onnx")
+    default = Bundle.open(bundle).onnx
     selective = cfg.get("quantization", {}).get("fp32_nodes")
     int8 = "int8 encoder" + (f", {len(selective) - 1} sensitive MatMuls in fp32" if selective else "")
     kinds = {"model.onnx": "int8 encoder", "model.int8.onnx": int8, "model.fp32.onnx": "fp32 encoder"}
@@ -111,7 +113,7 @@ def _table(report: dict, title: str) -> str:
 def build_card(
     bundle: Path, run: Path, curve: Path | None, reports: list[tuple[str, Path]], extra: Path | None
 ) -> str:
-    cfg = json.loads((bundle / "config.json").read_text())
+    cfg = dict(Bundle.open(bundle).config)
     log_path = (run or bundle) / "train-log.jsonl"
     log = [r for r in _read_jsonl(log_path) if "step" in r]
     notes = [r["note"] for r in _read_jsonl(log_path) if "note" in r]

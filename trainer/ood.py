@@ -542,14 +542,14 @@ class Runner:
     def adapted_bundle(self, name: str, texts: Sequence[str], kind: str, mode: str) -> Path | None:
         """The shipped bundle adapted to the pool's sentences (cached), or None when the
         adaptation is unavailable or fails (the error is kept for the report)."""
-        from engine.model.encoder import BundleConfig
+        from engine.model.bundle import Bundle
 
         a = self.args
         tag = f"{kind}-{mode}-s{a.adapt_steps}-seed{a.seed}"
         folder = self.out / "bundles" / name / tag
         marker = folder / "ood-adapt.json"
         params = {
-            "bundle": _file_sha1(a.model / BundleConfig.load(a.model).onnx),  # the graph the app runs
+            "bundle": _file_sha1(Bundle.open(a.model).graph_path),  # the graph the app runs
             "sentences": _sha1(*texts),
             "steps": a.adapt_steps,
             "mlm": mode,

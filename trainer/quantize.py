@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from engine.model.bundle import Bundle
 from trainer.export import FP32_NAME, projection_nodes, quantize
 
 SELECTIVE_NAME = "model.int8.onnx"
@@ -128,14 +129,18 @@ def run(args: argparse.Namespace) -> int:
     from trainer.pools import contexts_of, read_sentences
 
     bundle = args.bundle
-    cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
-    if cfg.get("encoding", "sentence") != "sentence":
+    bun = Bundle.open(bundle)
+    if bun.encoding != "sentence":
         raise SystemExit(
-            f"{bundle / 'config.json'}: a {cfg['encoding']} bundle; the sensitivity measure runs the sentence "
+            f"{bundle / 'config.json'}: a {bun.encoding} bundle; the sensitivity measure runs the sentence "
             "layout only (export passage bundles with their default int8 graph)"
         )
-    fp32_graph = args.fp32_graph or cfg.get("onnx_fp32") or (
-        FP32_NAME if (bundle / FP32_NAME).is_file() else cfg["onnx"]
+    fp32_graph = args.fp32_graph or (
+        bun.fp32_graph_path.name
+        if bun.fp32_graph_path
+        else FP32_NAME
+        if (bundle / FP32_NAME).is_file()
+        else bun.onnx
     )
     pool = read_sentences(args.sentences)
     contexts = contexts_of(pool)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from engine.catalog.store import Catalog, Source, now_iso
 from engine.catalog.texts import TextStore
+from engine.common.progress import AdaptProgress, Cancelled, Progress, RunProgress
 from engine.home import crashpoints, diskspace, repair, writelock
 from engine.home.paths import Layout
 from engine.index.sentences import (
@@ -37,7 +38,7 @@ from engine.index.sentences import (
     SentenceIndex,
     index_format,
 )
-from engine.indexer.progress import Progress, RunResult
+from engine.indexer.progress import RunResult
 from engine.indexer.run import Indexer
 from engine.indexer.scan import Target
 from engine.ingest.documents import SKIPPED_PREFIX
@@ -53,13 +54,16 @@ from engine.search.defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "AdaptProgress",
     "Answer",
+    "Cancelled",
     "Engine",
     "FileError",
     "Hit",
     "IndexLockedError",
     "MailboxInfo",
     "Progress",
+    "RunProgress",
     "SearchFilters",
     "SenderInfo",
     "SourceInfo",
@@ -589,7 +593,7 @@ class Engine:
         steps: int = 500,
         mlm: str | None = None,
         vocab_expansion: bool = False,
-        on_adapt: Callable[[object], None] | None = None,
+        on_adapt: Callable[[AdaptProgress], None] | None = None,
         progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
         reencode: bool = True,
@@ -607,12 +611,12 @@ class Engine:
         steps: int,
         mlm: str | None,
         vocab_expansion: bool,
-        on_adapt: Callable[[object], None] | None,
+        on_adapt: Callable[[AdaptProgress], None] | None,
         progress: Callable[[Progress], None] | None,
         cancel: threading.Event | None,
         reencode: bool,
     ) -> Path:
-        from engine.model.adapt import DEFAULT_MLM, Cancelled, adapt_bundle
+        from engine.model.adapt import DEFAULT_MLM, adapt_bundle
 
         self._follow_model_choice()
         home = self.layout.home

@@ -348,7 +348,7 @@ def cmd_watch(args) -> int:
 def cmd_adapt(args) -> int:
     from tqdm import tqdm
 
-    from engine.model.adapt import Cancelled
+    from engine.common.progress import Cancelled
 
     engine = _engine(args)
     bar = tqdm(total=args.steps, unit="step", desc="adapt", disable=args.quiet, file=sys.stderr)

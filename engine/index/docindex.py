@@ -78,7 +78,7 @@ def build_schema(analyzer: str) -> tantivy.Schema:
 
 
 def add_filter_fields(sb: tantivy.SchemaBuilder) -> None:
-    """The filter fields of both indexes (``engine.index.sentences.Filters`` queries them by name)."""
+    """The filter fields of both indexes (``engine.index.sentences.IndexFilters`` queries them by name)."""
     sb.add_text_field("folder", tokenizer_name="raw", index_option="basic")
     sb.add_text_field("kind", tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("date", indexed=True, fast=True)

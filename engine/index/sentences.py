@@ -149,8 +149,10 @@ class SentenceRecord:
 
 
 @dataclass(frozen=True)
-class Filters:
+class IndexFilters:
     """Restrictions that never change scores (they only restrict the candidate sentences).
+    The search's ``SearchFilters`` (what the user sets) becomes this in one place,
+    ``engine.search.answers.to_index_filters``.
 
     ``folder``: the document's path lies under this folder (whole path components).
     ``kinds``: any of these kinds. ``date_from``/``date_to``: inclusive, seconds since the
@@ -175,8 +177,9 @@ class Filters:
 
 
 @dataclass
-class Hit:
-    """One ranked sentence; ``fields`` holds its stored fields when they were loaded."""
+class IndexHit:
+    """One ranked sentence of the index; ``fields`` holds its stored fields when they were
+    loaded. (An answer's sentence, with its passage and highlights, is ``engine.search.answers.Hit``.)"""
 
     sentence_id: int
     score: float
@@ -743,7 +746,9 @@ class SentenceIndex:
         total = float(weights[:tokens].sum() if tokens else weights.sum())
         return float(qw.scores(total * self.quantizer.max_level))
 
-    def _filter_query(self, filters: Filters | None, schema: tantivy.Schema | None = None) -> tantivy.Query | None:
+    def _filter_query(
+        self, filters: IndexFilters | None, schema: tantivy.Schema | None = None
+    ) -> tantivy.Query | None:
         """The constant-score query of ``filters`` against ``schema`` (the sentence schema,
         or the document index's, whose filter fields have the same names)."""
         if filters is None or filters.is_empty():
@@ -805,9 +810,11 @@ class SentenceIndex:
         return [(int(ids[i]), float(scores[i]), hits[i][1]) for i in order]
 
     @staticmethod
-    def _with_fields(searcher: tantivy.Searcher, rows: list[tuple[int, float, Any]], load: int) -> list[Hit]:
+    def _with_fields(
+        searcher: tantivy.Searcher, rows: list[tuple[int, float, Any]], load: int
+    ) -> list[IndexHit]:
         return [
-            Hit(sid, sc, _load(searcher, addr) if i < load else None)
+            IndexHit(sid, sc, _load(searcher, addr) if i < load else None)
             for i, (sid, sc, addr) in enumerate(rows)
         ]
 
@@ -816,9 +823,9 @@ class SentenceIndex:
         query_ids: Iterable[int],
         top_k: int = 1000,
         idf: Mapping[int, float] | bool | None = None,
-        filters: Filters | None = None,
+        filters: IndexFilters | None = None,
         load_fields: int = 0,
-    ) -> list[Hit]:
+    ) -> list[IndexHit]:
         """Exact SPARC top-k for a bag of question token ids.
 
         ``score = scale * sum_t count_t * level(t, s)`` (times the rounded IDF of t when
@@ -833,13 +840,14 @@ class SentenceIndex:
         allowed = self._allowed(view, filters)
         sids, raw = view.columns.top_k(qw.tokens.tolist(), qw.multipliers.tolist(), top_k, allowed)
         hits = [
-            Hit(int(i), float(qw.scores(float(r)))) for i, r in zip(sids.tolist(), raw.tolist(), strict=True)
+            IndexHit(int(i), float(qw.scores(float(r))))
+            for i, r in zip(sids.tolist(), raw.tolist(), strict=True)
         ]
         if load_fields > 0 and hits:
             self.load_fields(hits[:load_fields])
         return hits
 
-    def _allowed(self, view: _View, filters: Filters | None) -> list[np.ndarray] | None:
+    def _allowed(self, view: _View, filters: IndexFilters | None) -> list[np.ndarray] | None:
         """Per column segment, the rows a filter lets through (tantivy finds the sentence
         ids once per filter and commit)."""
         fq = self._filter_query(filters)
@@ -861,8 +869,8 @@ class SentenceIndex:
         return hit
 
     def bm25(
-        self, text: str, top_k: int = 1000, filters: Filters | None = None, load_fields: int = 0
-    ) -> list[Hit]:
+        self, text: str, top_k: int = 1000, filters: IndexFilters | None = None, load_fields: int = 0
+    ) -> list[IndexHit]:
         """BM25 over sentence text (stemmed, English stopwords removed); same tie rule."""
         if top_k <= 0:
             return []
@@ -879,7 +887,9 @@ class SentenceIndex:
         rows = self._ranked(searcher, query, top_k)
         return self._with_fields(searcher, rows, load_fields)
 
-    def bm25_documents(self, text: str, top_k: int = 100, filters: Filters | None = None) -> list[tuple[str, float]]:
+    def bm25_documents(
+        self, text: str, top_k: int = 100, filters: IndexFilters | None = None
+    ) -> list[tuple[str, float]]:
         """BM25 over whole documents with their header lines: ``(doc_key, score)``, best
         first; empty when this generation has no document index."""
         docs = self._docs
@@ -891,7 +901,7 @@ class SentenceIndex:
         self,
         required: Sequence[Sequence[tuple[str, str]]],
         excluded: Sequence[tuple[str, str]],
-        filters: Filters | None = None,
+        filters: IndexFilters | None = None,
     ) -> list[str] | None:
         """Documents that hold every required phrase or field value (any of each group) and
         none of the excluded ones (the query syntax, :mod:`engine.search.query`); None when this
@@ -906,7 +916,7 @@ class SentenceIndex:
         :meth:`engine.index.docindex.DocumentIndex.coverage`); ``(0.0, 0)`` without a document index."""
         return self._docs.coverage(text, doc_key) if self._docs is not None else (0.0, 0)
 
-    def load_fields(self, hits: Iterable[Hit]) -> list[Hit]:
+    def load_fields(self, hits: Iterable[IndexHit]) -> list[IndexHit]:
         """Fill ``fields`` of hits that lack them (by sentence id); returns the same hits."""
         hits = list(hits)
         missing = [h.sentence_id for h in hits if h.fields is None]

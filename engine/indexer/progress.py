@@ -1,26 +1,10 @@
-"""What an indexing run reports: its progress while it runs and its counts at the end."""
+"""What an indexing run reports at the end: its counts. (Its progress while it runs, and
+:class:`~engine.common.progress.Cancelled`, are :mod:`engine.common.progress`, shared with
+adaptation.)"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-
-@dataclass
-class Progress:
-    """Where an indexing run stands (``engine.api.facade.Progress`` is this class).
-
-    ``phase``: ``scanning``, ``indexing``, ``paused``, ``committing``, ``done`` or
-    ``cancelled``. ``rate`` is sentences per second since the run started; ``eta_s`` the
-    seconds left, estimated from the bytes of the units still to do (None until known).
-    """
-
-    phase: str
-    files_done: int
-    files_total: int
-    sentences_done: int
-    rate: float
-    eta_s: float | None
-    current: str | None
 
 
 @dataclass
@@ -39,7 +23,3 @@ class RunResult:
     seconds: float = 0.0
     cancelled: bool = False
     changed_paths: list[str] = field(default_factory=list)
-
-
-class Cancelled(Exception):
-    """Raised inside a run when the cancel event is set."""

@@ -53,6 +53,7 @@ from pathlib import Path
 
 from engine.catalog.store import Catalog, DocumentRow, FileState, Generation, now_iso
 from engine.catalog.texts import TextStore
+from engine.common.progress import Cancelled, Progress
 from engine.home import diskspace
 from engine.home.paths import Layout
 from engine.index.docindex import DocumentText
@@ -60,7 +61,7 @@ from engine.index.quantize import fit_quantizer
 from engine.index.sentences import META_FILE, SentenceIndex, SentenceRecord
 from engine.indexer.prepare import RECORDS_VERSION, PreparedDoc, document_digest, has_name_line, message_row
 from engine.indexer.produce import drain, produce
-from engine.indexer.progress import Cancelled, Progress, RunResult
+from engine.indexer.progress import RunResult
 from engine.indexer.scan import Job, Target, scan
 from engine.ingest.documents import SKIPPED_PREFIX, ExtractionError, UnsupportedFormat
 from engine.model.bundle import ModelIdentity

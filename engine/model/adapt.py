@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.common.progress import AdaptProgress, Cancelled
 from engine.model.bundle_edit import (
     DEFAULT_INITIALIZER,
     bundle_config,
@@ -53,20 +54,6 @@ DEFAULT_MLM = "direct"
 SOFTMAX = ("corpus", "vocab")
 BODY_FOR_MODE = {"head": "base_body.safetensors", "direct": "sparc_body.safetensors", "direct-base": "base_body.safetensors"}
 MLM_MAX_LENGTH = 128
-
-
-class Cancelled(Exception):
-    """Adaptation stopped by ``should_stop``; its state is saved and the next run resumes."""
-
-
-@dataclass
-class AdaptProgress:
-    phase: str  # "vocabulary", "training", "writing", "done"
-    step: int
-    steps: int
-    loss: float | None
-    elapsed_s: float
-    eta_s: float | None
 
 
 @dataclass(frozen=True)

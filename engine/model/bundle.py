@@ -1,14 +1,65 @@
-"""A model bundle as one type: what the engine reads from a bundle folder."""
+"""A model bundle as one type: what the engine reads from a bundle folder.
+
+Every reader of a bundle's ``config.json`` goes through :class:`Bundle` (issue 14), so a key
+has one default wherever it is used. The defaults, for a key the config leaves out:
+
+==========================  ========================================================
+``name``                    the folder's name
+``version``                 ``"0"``
+``onnx``                    ``model.int8.onnx`` (``DEFAULT_GRAPH``: what ``sparcdesk-train
+                            export`` writes and the shipped bundle runs)
+``onnx_fp32``               none (the bundle ships no separate fp32 graph)
+``pooling``                 ``sentence`` (``engine.model.features.DEFAULT_POOLING``)
+``query_tokens``            ``unique`` (a question's repeated word pieces count once)
+``encoding``                ``sentence`` (every bundle up to 0.3.0)
+``passage_vector``          false
+``prune_ratio``             0 (top-K only)
+``embedding_initializer``   ``word_embeddings_fp16``
+``training_steps``          0
+==========================  ========================================================
+
+``top_k``, ``max_length`` and ``vocab_size`` have no default: a config without them is refused.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import logging
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from tokenizers import Tokenizer
+
+from engine.model.features import (
+    DEFAULT_ENCODING,
+    DEFAULT_POOLING,
+    ENCODINGS,
+    load_tokenizer,
+    question_tokens,
+)
 
 log = logging.getLogger(__name__)
+
+CONFIG = "config.json"
+TOKENIZER = "tokenizer.json"
+#: the on-device graph when ``config.json`` names none
+DEFAULT_GRAPH = "model.int8.onnx"
+DEFAULT_INITIALIZER = "word_embeddings_fp16"
+#: keys a bundle must set, with their type
+REQUIRED = {"top_k": int, "max_length": int, "vocab_size": int}
+
+
+class BundleError(ValueError, FileNotFoundError):
+    """A folder that is not a usable bundle; the message names the folder and the reason.
+    (A ``FileNotFoundError`` too, which is what callers caught before the type existed.)"""
+
+    def __init__(self, folder: Path, reason: str) -> None:
+        super().__init__(f"model bundle {folder}: {reason}")
+        self.folder = Path(folder)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -20,25 +71,180 @@ class ModelIdentity:
     training_steps: int
 
 
-def model_identity(bundle_dir: Path) -> ModelIdentity:
-    """The bundle's name, and its version plus a digest of ``config.json`` and the ONNX file.
+@dataclass(frozen=True)
+class Bundle:
+    """A model bundle folder and its parsed ``config.json``. Open one with :meth:`open`."""
 
-    The placeholder bundle and a trained one share a name and version string; the digest
-    tells them apart, so an index built with one is never searched with the other's
-    question weights.
-    """
-    raw = (bundle_dir / "config.json").read_bytes()
-    cfg = json.loads(raw)
-    h = hashlib.blake2b(raw, digest_size=8)
-    onnx = bundle_dir / cfg.get("onnx", "model.onnx")
-    try:
-        with open(onnx, "rb") as f:
-            while block := f.read(1 << 20):
-                h.update(block)
-    except OSError as exc:  # the identity is then config.json's alone; loading the model says more
-        log.warning("cannot read %s for the model's identity: %s", onnx, exc)
-    return ModelIdentity(
-        str(cfg.get("name", bundle_dir.name)),
-        f"{cfg.get('version', '0')}+{h.hexdigest()}",
-        int(cfg.get("training_steps", 0) or 0),
-    )
+    path: Path
+    config: Mapping[str, Any] = field(repr=False)
+    raw: bytes = field(repr=False, compare=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def open(cls, path: Path | str) -> Bundle:
+        """The bundle at ``path``; :class:`BundleError` when ``config.json`` is missing, not a
+        JSON object, lacks a required key or names an unknown encoding, or the graph is absent."""
+        path = Path(path)
+        try:
+            raw = (path / CONFIG).read_bytes()
+        except FileNotFoundError:
+            raise BundleError(path, f"{CONFIG} is missing") from None
+        except OSError as exc:
+            raise BundleError(path, f"{CONFIG} cannot be read: {exc.strerror or exc}") from exc
+        try:
+            cfg = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise BundleError(path, f"{CONFIG} is not valid JSON: {' '.join(str(exc).split())[:200]}") from exc
+        if not isinstance(cfg, dict):
+            raise BundleError(path, f"{CONFIG} is not an object")
+        for key, kind in REQUIRED.items():
+            if key not in cfg:
+                raise BundleError(path, f"{CONFIG} has no {key!r}")
+            if not isinstance(cfg[key], kind) or isinstance(cfg[key], bool):
+                raise BundleError(path, f"{CONFIG}: {key!r} is {cfg[key]!r}, not an {kind.__name__}")
+        bundle = cls(path, cfg, raw)
+        if bundle.encoding not in ENCODINGS:
+            raise BundleError(path, f"{CONFIG}: unknown encoding {bundle.encoding!r}; expected one of {ENCODINGS}")
+        if not bundle.graph_path.is_file():
+            raise BundleError(path, f"{bundle.onnx} is missing")
+        return bundle
+
+    # ---- config.json, typed, with the module's one set of defaults
+
+    def _get(self, key: str, default: Any) -> Any:
+        value = self.config.get(key)
+        return default if value is None else value
+
+    @property
+    def name(self) -> str:
+        return str(self._get("name", self.path.name))
+
+    @property
+    def version(self) -> str:
+        return str(self._get("version", "0"))
+
+    @property
+    def top_k(self) -> int:
+        return int(self.config["top_k"])
+
+    @property
+    def max_length(self) -> int:
+        return int(self.config["max_length"])
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.config["vocab_size"])
+
+    @property
+    def pooling(self) -> str:
+        return str(self._get("pooling", DEFAULT_POOLING))
+
+    @property
+    def query_tokens(self) -> str:
+        return str(self._get("query_tokens", "unique"))
+
+    @property
+    def encoding(self) -> str:
+        return str(self._get("encoding", DEFAULT_ENCODING))
+
+    @property
+    def passage_vector(self) -> bool:
+        return bool(self._get("passage_vector", False))
+
+    @property
+    def prune_ratio(self) -> float:
+        """Keep weights >= prune_ratio x the sentence's largest, then at most ``top_k`` (0: top-K only)."""
+        return float(self._get("prune_ratio", 0.0))
+
+    @property
+    def embedding_initializer(self) -> str:
+        """The ONNX initializer holding the word-embedding matrix (what adaptation replaces)."""
+        return str(self._get("embedding_initializer", DEFAULT_INITIALIZER))
+
+    @property
+    def training_steps(self) -> int:
+        return int(self._get("training_steps", 0) or 0)
+
+    @property
+    def adaptation(self) -> dict[str, Any] | None:
+        """What on-device adaptation recorded, for an adapted bundle."""
+        return self.config.get("adaptation")
+
+    @property
+    def adapted_from(self) -> Path | None:
+        """The folder of the bundle an adapted one was made from."""
+        src = (self.config.get("adapted_from") or {}).get("path")
+        return Path(src) if src else None
+
+    # ---- files
+
+    @property
+    def onnx(self) -> str:
+        """File name of the graph run on device."""
+        return str(self._get("onnx", DEFAULT_GRAPH))
+
+    @property
+    def graph_path(self) -> Path:
+        return self.path / self.onnx
+
+    @property
+    def fp32_graph_path(self) -> Path | None:
+        """The fp32 graph shipped beside an int8 one (``onnx_fp32``), or None."""
+        name = self.config.get("onnx_fp32")
+        return self.path / name if name else None
+
+    @property
+    def graph_files(self) -> list[str]:
+        """Every graph of the bundle present on disk (the on-device one first), each holding
+        the word-embedding matrix."""
+        names = [self.onnx, self.config.get("onnx_int8"), self.config.get("onnx_fp32")]
+        return [n for n in dict.fromkeys(names) if n and (self.path / n).is_file()]
+
+    @property
+    def tokenizer_path(self) -> Path:
+        return self.path / TOKENIZER
+
+    def tokenizer(self) -> Tokenizer:
+        """The bundle's WordPiece tokenizer, read once per Bundle."""
+        tok = self._cache.get("tokenizer")
+        if tok is None:
+            tok = self._cache["tokenizer"] = load_tokenizer(str(self.tokenizer_path))
+        return tok
+
+    def question_ids(self, text: str) -> list[int]:
+        """A question as the word-piece ids scored against the index (``query_tokens``)."""
+        return question_tokens(self.tokenizer(), text, unique=self.query_tokens == "unique")
+
+    # ---- identity
+
+    @property
+    def identity(self) -> ModelIdentity:
+        """The bundle's name, and its version plus a digest of ``config.json`` and the graph.
+
+        The placeholder bundle and a trained one share a name and version string; the digest
+        tells them apart, so an index built with one is never searched with the other's
+        question weights.
+        """
+        ident = self._cache.get("identity")
+        if ident is None:
+            h = hashlib.blake2b(self.raw, digest_size=8)
+            try:
+                with open(self.graph_path, "rb") as f:
+                    while block := f.read(1 << 20):
+                        h.update(block)
+            except OSError as exc:  # the identity is then config.json's alone; loading the model says more
+                log.warning("cannot read %s for the model's identity: %s", self.graph_path, exc)
+            ident = self._cache["identity"] = ModelIdentity(
+                self.name, f"{self.version}+{h.hexdigest()}", self.training_steps
+            )
+        return ident
+
+    @property
+    def fingerprint(self) -> str:
+        """The digest part of :attr:`identity`'s version."""
+        return self.identity.version.rsplit("+", 1)[-1]
+
+
+def model_identity(bundle_dir: Path) -> ModelIdentity:
+    """:attr:`Bundle.identity` of the bundle at ``bundle_dir``."""
+    return Bundle.open(bundle_dir).identity

@@ -1,7 +1,7 @@
 """Read and replace the word-embedding matrix of a model bundle without torch.
 
 The exported graph holds the matrix once, as the fp16 initializer named in the bundle's
-``config.json`` (``embedding_initializer``, by default ``word_embeddings_fp16``), and uses it
+``config.json`` (``Bundle.embedding_initializer``, by default ``word_embeddings_fp16``), and uses it
 both as the encoder's input embeddings and as every ``e_v`` of the vocabulary projection
 (``trainer.export.tie_embedding_matrix``). Swapping that one initializer is therefore all
 the on-device adaptation needs to change the model: no re-export, no torch. A matrix with
@@ -11,27 +11,19 @@ vocabulary size.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-DEFAULT_INITIALIZER = "word_embeddings_fp16"
-
-
-def bundle_config(bundle_dir: Path) -> dict[str, Any]:
-    return json.loads((Path(bundle_dir) / "config.json").read_text(encoding="utf-8"))
+from engine.model.bundle import DEFAULT_INITIALIZER, Bundle
 
 
 def onnx_files(bundle_dir: Path) -> list[str]:
     """Every ONNX graph of the bundle that holds the matrix (the default and the fp32 or int8
-    one shipped beside it)."""
-    cfg = bundle_config(bundle_dir)
-    names = [cfg.get("onnx", "model.onnx"), cfg.get("onnx_int8"), cfg.get("onnx_fp32")]
-    return [n for n in dict.fromkeys(names) if n and (Path(bundle_dir) / n).is_file()]
+    one shipped beside it): ``Bundle.graph_files``."""
+    return Bundle.open(bundle_dir).graph_files
 
 
 def read_embedding_matrix(onnx_path: Path, name: str = DEFAULT_INITIALIZER) -> np.ndarray:

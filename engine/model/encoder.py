@@ -14,23 +14,14 @@ vectors of all the window's sentences. Bundles without the key encode one senten
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Hashable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from engine.model.features import (
-    DEFAULT_ENCODING,
-    ENCODINGS,
-    build_features,
-    load_tokenizer,
-    passage_windows,
-    question_tokens,
-    window_features,
-)
+from engine.model.bundle import Bundle
+from engine.model.features import build_features, passage_windows, window_features
 from engine.model.sparse import SparseVector
 
 BUNDLE_NAME = "sparc-tiny"
@@ -42,36 +33,6 @@ def default_bundle_dir() -> Path:
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[2] / "assets" / BUNDLE_NAME
-
-
-@dataclass(frozen=True)
-class BundleConfig:
-    name: str
-    version: str
-    w: float
-    top_k: int
-    max_length: int
-    pooling: str
-    query_tokens: str
-    vocab_size: int
-    onnx: str
-    # keep weights >= prune_ratio x the sentence's max, then at most top_k (0: top_k only)
-    prune_ratio: float = 0.0
-    # one pass per sentence (bundles up to 0.3.0) or per passage window (issue 13)
-    encoding: str = DEFAULT_ENCODING
-    # passage bundles: the window's vector is added to each sentence's (inside the graph)
-    passage_vector: bool = False
-
-    @classmethod
-    def load(cls, bundle_dir: Path) -> BundleConfig:
-        raw = json.loads((bundle_dir / "config.json").read_text(encoding="utf-8"))
-        optional = {"prune_ratio", "encoding", "passage_vector"}
-        cfg = cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw or k not in optional})
-        if cfg.encoding not in ENCODINGS:
-            raise ValueError(
-                f"{bundle_dir / 'config.json'}: unknown encoding {cfg.encoding!r}; expected one of {ENCODINGS}"
-            )
-        return cfg
 
 
 def kept_length(weights: np.ndarray, prune_ratio: float = 0.0) -> int:
@@ -115,19 +76,18 @@ class SparseEncoder:
 
         ort = load_onnxruntime()  # telemetry off: nothing may leave the machine
         self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
-        if not (self.bundle_dir / "config.json").is_file():
-            raise FileNotFoundError(f"no model bundle at {self.bundle_dir} (config.json missing)")
-        self.config = BundleConfig.load(self.bundle_dir)
-        self.tokenizer = load_tokenizer(str(self.bundle_dir / "tokenizer.json"))
+        #: the bundle: its config (``top_k``, ``max_length``, ``encoding``, ...) and files
+        self.config = Bundle.open(self.bundle_dir)
+        self.tokenizer = self.config.tokenizer()
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads or default_threads()
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        model_path = self.bundle_dir / (onnx_file or self.config.onnx)
+        model_path = self.bundle_dir / onnx_file if onnx_file else self.config.graph_path
         self.session = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
 
     def question_ids(self, text: str) -> list[int]:
-        return question_tokens(self.tokenizer, text, unique=self.config.query_tokens == "unique")
+        return self.config.question_ids(text)
 
     def _run(self, sentences: Sequence[str], contexts: Sequence[str]) -> list[SparseVector]:
         feats = build_features(

@@ -130,11 +130,12 @@ def adapt_state_dir(home: Path) -> Path:
 
 def original_bundle(bundle: Path) -> Path:
     """The bundle an adapted one was made from (adaptation always starts from it)."""
+    from engine.model.bundle import Bundle, BundleError
+
     try:
-        cfg = json.loads((Path(bundle) / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        src = Bundle.open(bundle).adapted_from
+    except BundleError:
         return Path(bundle)
-    src = (cfg.get("adapted_from") or {}).get("path")
-    if src and (Path(src) / "config.json").is_file():
-        return Path(src)
+    if src and (src / "config.json").is_file():
+        return src
     return Path(bundle)

@@ -23,8 +23,7 @@ from email.utils import parseaddr
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine.index.sentences import Filters, SentenceIndex
-from engine.index.sentences import Hit as IndexHit
+from engine.index.sentences import IndexFilters, IndexHit, SentenceIndex
 from engine.ingest.documents import LINE_KINDS
 from engine.model.encoder import BundleConfig, default_bundle_dir
 from engine.model.features import load_tokenizer, question_tokens
@@ -298,7 +297,7 @@ def to_index_filters(
     filters: SearchFilters | None,
     doc_keys: Sequence[str] | None = None,
     exclude_keys: Sequence[str] | None = None,
-) -> Filters | None:
+) -> IndexFilters | None:
     """The index's filter object for ``filters`` (folders made absolute, sender reduced to its address)."""
     if filters is None and doc_keys is None and not exclude_keys:
         return None
@@ -308,7 +307,7 @@ def to_index_filters(
     if f.sender:
         given = [f.sender] if isinstance(f.sender, str) else list(f.sender)
         sender = [(parseaddr(s)[1] or s).strip().lower() for s in given]
-    out = Filters(
+    out = IndexFilters(
         folder=folder,
         kinds=list(f.kinds) if f.kinds else None,
         date_from=f.date_from,
@@ -593,7 +592,7 @@ def rank_sentences(
     idf: bool = False,
     hybrid: bool = False,
     fusion: str = DEFAULT_FUSION,
-    filters: Filters | None = None,
+    filters: IndexFilters | None = None,
     depth: int = RANK_DEPTH,
 ) -> list[tuple[int, float]]:
     """The sentence ranking ``ask`` groups into documents: ``(sentence_id, score)``, best
@@ -760,8 +759,8 @@ def _with_box_filters(filters: SearchFilters | None, parsed: ParsedQuery) -> Sea
 
 
 def restrict(
-    index: SentenceIndex, parsed: ParsedQuery, filters: SearchFilters | None, f: Filters | None
-) -> Filters | None:
+    index: SentenceIndex, parsed: ParsedQuery, filters: SearchFilters | None, f: IndexFilters | None
+) -> IndexFilters | None:
     """The index filter with the box's phrases, exclusions and fields applied as document
     restrictions; None when no document satisfies them."""
     required = [[(c.field, c.text) for c in g] for g in parsed.required]

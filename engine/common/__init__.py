@@ -1,0 +1,1 @@
+"""Types every stage may share: a leaf package that imports no other engine module."""

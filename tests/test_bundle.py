@@ -1,0 +1,118 @@
+"""One ``Bundle`` type (issue 14): the shipped bundle opens with the graph it ships, a bad
+folder is refused naming it and the reason, and a key's default is the same everywhere."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.api.facade import bundle_problem
+from engine.model.bundle import DEFAULT_GRAPH, Bundle, BundleError, model_identity
+from engine.model.bundle_edit import onnx_files
+from engine.model.encoder import SparseEncoder, default_bundle_dir
+from engine.search.answers import QueryEncoder
+
+SHIPPED = default_bundle_dir()
+
+
+def _copy(tmp_path: Path, edit=None, graphs: bool = True) -> Path:
+    """The shipped bundle copied (without ``mlm/``), its config changed by ``edit``."""
+    ignore = ["mlm"] + ([] if graphs else ["*.onnx"])
+    folder = tmp_path / "bundle"
+    shutil.copytree(SHIPPED, folder, ignore=shutil.ignore_patterns(*ignore))
+    if edit is not None:
+        cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        edit(cfg)
+        (folder / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    return folder
+
+
+def test_the_shipped_bundle_opens_with_its_int8_graph() -> None:
+    b = Bundle.open(SHIPPED)
+    assert b.graph_path == SHIPPED / "model.int8.onnx" and b.graph_path.is_file()
+    assert b.fp32_graph_path == SHIPPED / "model.fp32.onnx" and b.fp32_graph_path.is_file()
+    assert b.graph_files == ["model.int8.onnx", "model.fp32.onnx"] == onnx_files(SHIPPED)
+    assert (b.name, b.top_k, b.max_length, b.pooling, b.encoding) == ("sparc-tiny", 2000, 128, "all", "sentence")
+    assert b.vocab_size == b.tokenizer().get_vocab_size() == 30522
+    assert b.tokenizer() is b.tokenizer()  # read once
+    assert b.identity == model_identity(SHIPPED) and b.identity.version.startswith("0.3.0+")
+    assert b.identity.version.endswith("+" + b.fingerprint) and len(b.fingerprint) == 16
+    # what the encoder runs and what a question becomes come from this one object
+    enc = SparseEncoder(SHIPPED, threads=1)
+    assert enc.config == b and Path(enc.session._model_path) == b.graph_path
+    question = "Who signed the treaty of Westphalia, and where was the treaty signed?"
+    assert enc.question_ids(question) == QueryEncoder(SHIPPED).question_ids(question) == b.question_ids(question)
+    assert len(b.question_ids(question)) == len(set(b.question_ids(question)))  # query_tokens: unique
+
+
+def test_a_config_without_onnx_resolves_to_the_shipped_graph_everywhere(tmp_path: Path) -> None:
+    """The old readers disagreed (``model.onnx`` in some, ``cfg["onnx"]`` in others); now every
+    reader asks the Bundle: the encoder, the identity, the damage check, adaptation's graphs."""
+    folder = _copy(tmp_path, lambda cfg: cfg.pop("onnx"))
+    b = Bundle.open(folder)
+    assert b.onnx == DEFAULT_GRAPH == "model.int8.onnx" and b.graph_path == folder / DEFAULT_GRAPH
+    assert bundle_problem(folder) is None
+    assert onnx_files(folder)[0] == DEFAULT_GRAPH
+    assert Path(SparseEncoder(folder, threads=1).session._model_path) == folder / DEFAULT_GRAPH
+    # the identity digests the same graph: it differs from the shipped one by config.json only
+    assert model_identity(folder).version != Bundle.open(SHIPPED).identity.version
+    (folder / DEFAULT_GRAPH).unlink()
+    with pytest.raises(BundleError, match="model.int8.onnx is missing"):
+        Bundle.open(folder)
+    assert bundle_problem(folder) == "model.int8.onnx is missing"
+
+
+def test_optional_keys_take_their_one_default(tmp_path: Path) -> None:
+    keys = ("name", "version", "pooling", "query_tokens", "encoding", "passage_vector", "embedding_initializer")
+    folder = _copy(tmp_path, lambda cfg: [cfg.pop(k, None) for k in keys])
+    b = Bundle.open(folder)
+    assert (b.name, b.version, b.pooling, b.query_tokens, b.encoding, b.passage_vector) == (
+        "bundle", "0", "sentence", "unique", "sentence", False
+    )
+    assert (b.prune_ratio, b.embedding_initializer, b.adaptation, b.adapted_from) == (
+        0.0, "word_embeddings_fp16", None, None
+    )
+    assert SparseEncoder(folder, threads=1).config.pooling == "sentence"
+
+
+def test_a_passage_config_reads_as_one(tmp_path: Path) -> None:
+    folder = _copy(tmp_path, lambda cfg: cfg.update(encoding="passage", passage_vector=True))
+    b = Bundle.open(folder)
+    assert b.encoding == "passage" and b.passage_vector
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (lambda f: (f / "config.json").unlink(), "config.json is missing"),
+        (lambda f: (f / "config.json").write_bytes(b"\x89PNG\r\n"), "config.json is not valid JSON"),
+        (lambda f: (f / "config.json").write_text('{"name": "x",', encoding="utf-8"), "config.json is not valid JSON"),
+        (lambda f: (f / "config.json").write_text("[1, 2]", encoding="utf-8"), "config.json is not an object"),
+        (lambda f: (f / "config.json").write_text('{"top_k": 10}', encoding="utf-8"), "config.json has no 'max_length'"),
+        (
+            lambda f: (f / "config.json").write_text(
+                '{"top_k": "many", "max_length": 128, "vocab_size": 30522}', encoding="utf-8"
+            ),
+            "'top_k' is 'many', not an int",
+        ),
+        (lambda f: (f / "model.int8.onnx").unlink(), "model.int8.onnx is missing"),
+    ],
+)
+def test_a_bad_bundle_is_refused_naming_the_folder_and_the_reason(tmp_path: Path, damage, reason: str) -> None:
+    folder = _copy(tmp_path)
+    damage(folder)
+    with pytest.raises(BundleError) as info:
+        Bundle.open(folder)
+    assert str(folder) in str(info.value) and reason in str(info.value)
+    assert reason in (bundle_problem(folder) or "")
+    with pytest.raises(FileNotFoundError, match=re.escape(reason)):
+        SparseEncoder(folder, threads=1)  # what callers caught before the type existed
+
+
+def test_a_missing_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match=r"nowhere: config\.json is missing"):
+        Bundle.open(tmp_path / "nowhere")
