@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import json
 import logging
 import os
 import shutil
@@ -45,7 +44,7 @@ from engine.ingest.documents import SKIPPED_PREFIX
 from engine.ingest.extract import iter_extract
 from engine.ingest.walk import source_kind, under, unit_for
 from engine.model import store as model_store
-from engine.model.bundle import ModelIdentity, model_identity
+from engine.model.bundle import Bundle, BundleError, ModelIdentity
 from engine.model.encoder import SparseEncoder, default_bundle_dir
 from engine.search.answers import Answer, Answers, Hit, QueryEncoder, SearchFilters
 from engine.search.answers import ask as _ask
@@ -155,16 +154,11 @@ def mailbox_labels(boxes: Sequence[tuple[str, str]]) -> dict[tuple[str, str], st
 
 
 def bundle_problem(bundle: Path) -> str | None:
-    """Why a model bundle cannot be used (config or tokenizer missing or unreadable), or None."""
+    """Why a model bundle cannot be used (config, tokenizer or graph missing or unreadable), or None."""
     try:
-        cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
-        if not isinstance(cfg, dict):
-            return "config.json is not an object"
-        from tokenizers import Tokenizer
-
-        Tokenizer.from_file(str(bundle / "tokenizer.json"))
-        if not (bundle / cfg.get("onnx", "model.onnx")).is_file():
-            return f"{cfg.get('onnx', 'model.onnx')} is missing"
+        Bundle.open(bundle).tokenizer()
+    except BundleError as exc:
+        return exc.reason
     except FileNotFoundError as exc:
         return f"{Path(exc.filename or '?').name} is missing"
     except Exception as exc:
@@ -259,7 +253,7 @@ class Engine:
     @property
     def model(self) -> ModelIdentity:
         if self._model is None:
-            self._model = model_identity(self.bundle_dir)
+            self._model = Bundle.open(self.bundle_dir).identity
         return self._model
 
     def _get_encoder(self) -> SparseEncoder:
@@ -779,11 +773,11 @@ class Engine:
         """What the app shows about the model: the bundle in use, whether it is adapted, and
         the previous model ``restore_model`` would bring back (None when there is none)."""
         self._follow_model_choice()
-        cfg = {}
+        bundle: Bundle | None = None
         try:
-            cfg = json.loads((self.bundle_dir / "config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:  # the state shows the folder's name instead
-            log.warning("cannot read %s: %s: %s", self.bundle_dir / "config.json", type(exc).__name__, exc)
+            bundle = Bundle.open(self.bundle_dir)
+        except BundleError as exc:  # the state shows the folder's name instead
+            log.warning("%s", exc)
         prev = model_store.load(self.layout.home).get("previous") or None
         if prev is not None:
             gen = self._cat().get_generation(int(prev.get("generation", -1)))
@@ -791,9 +785,9 @@ class Engine:
                 prev = None
         return {
             "bundle": str(self.bundle_dir),
-            "name": cfg.get("name", self.bundle_dir.name),
-            "adapted": "adaptation" in cfg,
-            "adaptation": cfg.get("adaptation"),
+            "name": bundle.name if bundle else self.bundle_dir.name,
+            "adapted": bundle is not None and bundle.adaptation is not None,
+            "adaptation": bundle.adaptation if bundle else None,
             "previous": prev,
         }
 

@@ -349,6 +349,7 @@ def cmd_adapt(args) -> int:
     from tqdm import tqdm
 
     from engine.common.progress import Cancelled
+    from engine.model.bundle import Bundle
 
     engine = _engine(args)
     bar = tqdm(total=args.steps, unit="step", desc="adapt", disable=args.quiet, file=sys.stderr)
@@ -380,8 +381,7 @@ def cmd_adapt(args) -> int:
         bar.close()
         reencode.close()
         engine.close()
-    cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
-    a = cfg.get("adaptation", {})
+    a = Bundle.open(bundle).adaptation or {}
     print(
         f"adapted model: {bundle}\n"
         f"  {a.get('steps')} steps on {a.get('sentences')} sentences ({a.get('mlm')}), "
@@ -508,12 +508,13 @@ def added_command(name: str) -> Callable[[list[str]], int] | None:
 def version_text() -> str:
     """``sparcdesk 0.1.0 (shipped model sparc-tiny 0.3.0)``: ``--version`` and Help > About."""
     from engine import __version__
+    from engine.model.bundle import Bundle, BundleError
     from engine.model.encoder import default_bundle_dir
 
     try:
-        cfg = json.loads((default_bundle_dir() / "config.json").read_text(encoding="utf-8"))
-        model = f"{cfg.get('name', '?')} {cfg.get('version', '?')}"
-    except (OSError, ValueError):
+        shipped = Bundle.open(default_bundle_dir())
+        model = f"{shipped.name} {shipped.version}"
+    except BundleError:
         model = "not found"
     return f"sparcdesk {__version__} (shipped model {model})"
 

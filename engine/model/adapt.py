@@ -38,14 +38,8 @@ from typing import Any
 import numpy as np
 
 from engine.common.progress import AdaptProgress, Cancelled
-from engine.model.bundle_edit import (
-    DEFAULT_INITIALIZER,
-    bundle_config,
-    copy_bundle,
-    onnx_files,
-    read_embedding_matrix,
-    replace_embedding_matrix,
-)
+from engine.model.bundle import Bundle
+from engine.model.bundle_edit import copy_bundle, read_embedding_matrix, replace_embedding_matrix
 
 MLM_DIR = "mlm"
 MODES = ("head", "direct", "direct-base")
@@ -199,7 +193,7 @@ def masked_logits(
 def _fingerprint(bundle_dir: Path, settings: AdaptSettings, corpus: Sequence[str], extra: str) -> str:
     h = hashlib.blake2b(digest_size=8)
     h.update(json.dumps(asdict(settings), sort_keys=True).encode())
-    h.update(json.dumps(bundle_config(bundle_dir), sort_keys=True).encode())
+    h.update(json.dumps(dict(Bundle.open(bundle_dir).config), sort_keys=True).encode())
     h.update(str(len(corpus)).encode())
     for s in corpus[:: max(1, len(corpus) // 200)]:
         h.update(s.encode("utf-8", "replace"))
@@ -334,13 +328,14 @@ def adapt_bundle(
 
     bundle_dir, out_dir = Path(bundle_dir), Path(out_dir)
     settings = AdaptSettings(steps, batch_size, lr, mask_prob, mlm, softmax, vocab_expansion, MLM_MAX_LENGTH, seed)
-    cfg = bundle_config(bundle_dir)
-    init_name = cfg.get("embedding_initializer", DEFAULT_INITIALIZER)
-    graphs = onnx_files(bundle_dir)
+    bundle = Bundle.open(bundle_dir)
+    cfg = dict(bundle.config)
+    init_name = bundle.embedding_initializer
+    graphs = bundle.graph_files
     t0 = time.monotonic()
     matrix16 = read_embedding_matrix(bundle_dir / graphs[0], init_name)
     matrix = matrix16.astype(np.float32)
-    tokenizer_json = (bundle_dir / "tokenizer.json").read_text(encoding="utf-8")
+    tokenizer_json = bundle.tokenizer_path.read_text(encoding="utf-8")
     head_bias = None
     expansion: dict[str, Any] | None = None
     if vocab_expansion:
@@ -384,7 +379,7 @@ def adapt_bundle(
     new_cfg = dict(cfg)
     new_cfg.update(
         {
-            "name": f"{cfg.get('name', bundle_dir.name)}+adapted",
+            "name": f"{bundle.name}+adapted",
             "vocab_size": int(new.shape[0]),
             "adapted_from": {"name": cfg.get("name"), "version": cfg.get("version"), "path": str(bundle_dir)},
             "adaptation": {

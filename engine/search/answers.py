@@ -25,8 +25,8 @@ from typing import Any, Protocol
 
 from engine.index.sentences import IndexFilters, IndexHit, SentenceIndex
 from engine.ingest.documents import LINE_KINDS
-from engine.model.encoder import BundleConfig, default_bundle_dir
-from engine.model.features import load_tokenizer, question_tokens
+from engine.model.bundle import Bundle
+from engine.model.encoder import default_bundle_dir
 from engine.search.defaults import DEFAULT_FUSION, FUSIONS
 from engine.search.query import ParsedQuery
 from engine.search.query import parse as parse_query
@@ -255,11 +255,11 @@ class QueryEncoder:
 
     def __init__(self, bundle_dir: Path | None = None) -> None:
         self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
-        self.config = BundleConfig.load(self.bundle_dir)
-        self.tokenizer = load_tokenizer(str(self.bundle_dir / "tokenizer.json"))
+        self.config = Bundle.open(self.bundle_dir)
+        self.tokenizer = self.config.tokenizer()
 
     def question_ids(self, text: str) -> list[int]:
-        return question_tokens(self.tokenizer, text, unique=self.config.query_tokens == "unique")
+        return self.config.question_ids(text)
 
 
 class _Stemmer:
