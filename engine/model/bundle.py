@@ -81,9 +81,11 @@ class Bundle:
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def open(cls, path: Path | str) -> Bundle:
+    def open(cls, path: Path | str, graph: str | None = None) -> Bundle:
         """The bundle at ``path``; :class:`BundleError` when ``config.json`` is missing, not a
-        JSON object, lacks a required key or names an unknown encoding, or the graph is absent."""
+        JSON object, lacks a required key or names an unknown encoding, or the graph is absent.
+        ``graph`` names another graph file of the folder to be run instead of the config's (the
+        quantiser's trial graphs): that one must exist, not the config's."""
         path = Path(path)
         try:
             raw = (path / CONFIG).read_bytes()
@@ -105,8 +107,9 @@ class Bundle:
         bundle = cls(path, cfg, raw)
         if bundle.encoding not in ENCODINGS:
             raise BundleError(path, f"{CONFIG}: unknown encoding {bundle.encoding!r}; expected one of {ENCODINGS}")
-        if not bundle.graph_path.is_file():
-            raise BundleError(path, f"{bundle.onnx} is missing")
+        needed = graph or bundle.onnx
+        if not (path / needed).is_file():
+            raise BundleError(path, f"{needed} is missing")
         return bundle
 
     # ---- config.json, typed, with the module's one set of defaults

@@ -77,7 +77,7 @@ class SparseEncoder:
         ort = load_onnxruntime()  # telemetry off: nothing may leave the machine
         self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
         #: the bundle: its config (``top_k``, ``max_length``, ``encoding``, ...) and files
-        self.config = Bundle.open(self.bundle_dir)
+        self.config = Bundle.open(self.bundle_dir, graph=onnx_file)
         self.tokenizer = self.config.tokenizer()
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads or default_threads()
