@@ -23,10 +23,15 @@ only (0700; an existing one is tightened), and the catalog file is 0600.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import stat
+import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 APP_NAME = "sparcdesk"
 HOME_ENV = "SPARCDESK_HOME"
@@ -200,3 +205,32 @@ def display(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return text
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new file in ``path`` durable (a no-op on Windows, where folders
+    cannot be opened for fsync)."""
+    if os.name == "nt":
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    """Write ``data`` as JSON to ``path`` so that a crash leaves the old file or the new one,
+    never half of one: a temporary file beside it, fsynced, renamed over it, folder fsynced."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

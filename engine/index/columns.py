@@ -53,13 +53,14 @@ import contextlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from engine.home.paths import fsync_dir, write_json_atomic
 
 try:
     import fcntl
@@ -91,31 +92,6 @@ class ColumnStoreError(RuntimeError):
 
 
 # ----------------------------------------------------------------------------- files
-
-
-def _fsync_dir(path: Path) -> None:
-    if os.name == "nt":  # directories cannot be opened for fsync on Windows
-        return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _save(path: Path, array: np.ndarray) -> None:
@@ -221,9 +197,9 @@ def _write_segment(root: Path, name: str, arrays: Mapping[str, np.ndarray]) -> N
     tmp.mkdir()
     for f in _FILES:
         _save(tmp / f"{f}.npy", arrays[f])
-    _fsync_dir(tmp)
+    fsync_dir(tmp)
     os.replace(tmp, root / name)
-    _fsync_dir(root)
+    fsync_dir(root)
 
 
 @dataclass(eq=False)
@@ -508,7 +484,7 @@ class ColumnStore:
     def create(cls, index_dir: Path, opstamp: int) -> ColumnStore:
         store = cls(index_dir)
         store.root.mkdir(parents=True, exist_ok=True)
-        _write_json_atomic(store.root / MANIFEST, State(opstamp, (), 0).to_dict())
+        write_json_atomic(store.root / MANIFEST, State(opstamp, (), 0).to_dict())
         return store
 
     def view(
@@ -529,7 +505,7 @@ class ColumnStore:
         """Writer on open: make the manifest match tantivy's commit and drop crash orphans."""
         state, pending = committed_state(self.root, opstamp, live)
         if pending:
-            _write_json_atomic(self.root / MANIFEST, state.to_dict())
+            write_json_atomic(self.root / MANIFEST, state.to_dict())
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.root / PENDING)
         self.collect_garbage(state)
@@ -610,10 +586,10 @@ class ColumnStore:
             seq += 1
             _write_segment(self.root, name, arrays)
             segments.append((name, None))
-        _fsync_dir(self.root)
+        fsync_dir(self.root)
         nxt = State(state.opstamp, tuple(segments), seq)
         probe_adds = [max(int(self._sids[i][0]) for i in live)] if live else []
-        _write_json_atomic(
+        write_json_atomic(
             self.root / PENDING,
             {
                 **nxt.to_dict(),
@@ -629,7 +605,7 @@ class ColumnStore:
         if self._prepared is None:
             raise ColumnStoreError("finish() without prepare()")
         state = State(opstamp, self._prepared.segments, self._prepared.next_seq)
-        _write_json_atomic(self.root / MANIFEST, state.to_dict())
+        write_json_atomic(self.root / MANIFEST, state.to_dict())
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.root / PENDING)
         self.rollback()  # empty the buffers
@@ -666,7 +642,7 @@ class ColumnStore:
             else:
                 out.append((name, deletes))
         new = State(state.opstamp, tuple(out), seq)
-        _write_json_atomic(self.root / MANIFEST, new.to_dict())
+        write_json_atomic(self.root / MANIFEST, new.to_dict())
         self.collect_garbage(new)
         return new
 
@@ -757,7 +733,7 @@ def merge_segments(root: Path, name: str, group: Sequence[Segment]) -> int:
     _save(tmp / "ptr.npy", ptr)
     _save(tmp / "dense_tokens.npy", dense_tokens)
     _save(tmp / "df.npy", df)
-    _fsync_dir(tmp)
+    fsync_dir(tmp)
     os.replace(tmp, root / name)
-    _fsync_dir(root)
+    fsync_dir(root)
     return n

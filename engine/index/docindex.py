@@ -21,7 +21,6 @@ import contextlib
 import json
 import logging
 import math
-import os
 import re
 import shutil
 from collections import Counter
@@ -31,7 +30,7 @@ from pathlib import Path
 
 import tantivy
 
-from engine.home.paths import display, from_store, to_store
+from engine.home.paths import display, from_store, to_store, write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -140,9 +139,7 @@ class DocumentIndex:
         self._write_state(complete=True)
 
     def _write_state(self, complete: bool) -> None:
-        tmp = self.path / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps({"format": FORMAT, "complete": complete}), encoding="utf-8")
-        os.replace(tmp, self.path / STATE_FILE)
+        write_json_atomic(self.path / STATE_FILE, {"format": FORMAT, "complete": complete})
 
     @property
     def schema(self) -> tantivy.Schema:

@@ -29,7 +29,6 @@ import logging
 import os
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -39,8 +38,8 @@ from typing import Any
 import numpy as np
 import tantivy
 
-from engine.home.paths import from_store, to_store
-from engine.index.columns import ColumnStore, ColumnStoreError, ColumnView, _fsync_dir
+from engine.home.paths import from_store, fsync_dir, to_store, write_json_atomic
+from engine.index.columns import ColumnStore, ColumnStoreError, ColumnView
 from engine.index.docindex import DocumentIndex, DocumentText, add_filter_fields
 from engine.index.quantize import Quantizer, QueryWeights, idf_weight, query_weights
 from engine.model.sparse import VOCAB_SIZE, SparseVector
@@ -254,20 +253,6 @@ def build_schema() -> tantivy.Schema:
     return sb.build()
 
 
-def _write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 @dataclass
 class _View:
     """A searcher, the column view of the same commit and the filter cache built from them.
@@ -435,12 +420,12 @@ class SentenceIndex:
         try:
             tantivy.Index(build_schema(), path=str(tmp), reuse=False)  # reopened at its final path
             ColumnStore.create(tmp, _tantivy_opstamp(tmp))
-            _write_json_atomic(tmp / META_FILE, meta)
-            _fsync_dir(tmp)
+            write_json_atomic(tmp / META_FILE, meta)
+            fsync_dir(tmp)
             with contextlib.suppress(FileNotFoundError):
                 p.rmdir()  # an empty folder (made by the caller) is replaced
             os.rename(tmp, p)
-            _fsync_dir(p.parent)
+            fsync_dir(p.parent)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -503,7 +488,7 @@ class SentenceIndex:
         document record (after a full run)."""
         self._w()
         self._meta["records"] = version
-        _write_json_atomic(self.path / META_FILE, self._meta)
+        write_json_atomic(self.path / META_FILE, self._meta)
         if self._docs is not None:
             self._docs.mark_complete()
 
@@ -621,7 +606,7 @@ class SentenceIndex:
         opstamp = int(writer.commit())
         self._columns.finish(opstamp)
         self._pending = False
-        _write_json_atomic(self.path / IDS_FILE, {"next_id": self._next_id})
+        write_json_atomic(self.path / IDS_FILE, {"next_id": self._next_id})
         if self._docs is not None:
             self._docs.commit()
         self.reload()
