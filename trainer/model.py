@@ -177,6 +177,18 @@ class ExportWrapper(nn.Module):
         self.register_buffer("word_embeddings_fp16", model.word_embeddings.weight.detach().half().clone())
         self.register_buffer("exp_w", torch.exp(model.w.detach()).float().reshape(()))
 
+    def _states(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The encoder's last states over the fp16-held embeddings, and those embeddings (the
+        vocabulary projection's matrix) as float."""
+        emb = self.word_embeddings_fp16.float()
+        inputs_embeds = F.embedding(input_ids, emb)
+        states = self.encoder(
+            inputs_embeds=inputs_embeds, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
+        return states, emb
+
     def forward(
         self,
         input_ids: torch.Tensor,
@@ -184,11 +196,7 @@ class ExportWrapper(nn.Module):
         token_type_ids: torch.Tensor,
         sentence_mask: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        emb = self.word_embeddings_fp16.float()
-        inputs_embeds = F.embedding(input_ids, emb)
-        states = self.encoder(
-            inputs_embeds=inputs_embeds, attention_mask=attention_mask, token_type_ids=token_type_ids
-        ).last_hidden_state
+        states, emb = self._states(input_ids, attention_mask, token_type_ids)
         states = states[:, : sentence_mask.shape[1]]
         b, s, d = states.shape
         logits = torch.relu(F.linear(states.reshape(b * s, d), emb)).reshape(b, s, -1)
@@ -198,7 +206,7 @@ class ExportWrapper(nn.Module):
         return ids, weights
 
 
-class PassageExportWrapper(nn.Module):
+class PassageExportWrapper(ExportWrapper):
     """The passage graph (bundle ``encoding: "passage"``): windows in, every sentence's top-K out.
 
     Inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` [b, L] and ``span_mask``
@@ -215,25 +223,17 @@ class PassageExportWrapper(nn.Module):
     """
 
     def __init__(self, model: SparcModel, top_k: int) -> None:
-        super().__init__()
-        self.encoder = model.encoder
-        self.top_k = top_k
+        super().__init__(model, top_k)
         self.passage_vector = model.passage_vector
-        self.register_buffer("word_embeddings_fp16", model.word_embeddings.weight.detach().half().clone())
-        self.register_buffer("exp_w", torch.exp(model.w.detach()).float().reshape(()))
 
-    def forward(
+    def forward(  # type: ignore[override]  # span_mask [b, S, L] instead of sentence_mask
         self,
         input_ids: torch.Tensor,
         attention_mask: torch.Tensor,
         token_type_ids: torch.Tensor,
         span_mask: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        emb = self.word_embeddings_fp16.float()
-        inputs_embeds = F.embedding(input_ids, emb)
-        states = self.encoder(
-            inputs_embeds=inputs_embeds, attention_mask=attention_mask, token_type_ids=token_type_ids
-        ).last_hidden_state
+        states, emb = self._states(input_ids, attention_mask, token_type_ids)
         b, length, d = states.shape
         logits = torch.relu(F.linear(states.reshape(b * length, d), emb))  # [b * L, V]
         lengths = span_mask.sum(dim=-1)  # [b, S]
