@@ -23,6 +23,8 @@ from trainer.model import SparcModel, load_encoder  # noqa: E402
 from trainer.train import Batcher, Flops, query_matrix, step_gradients  # noqa: E402
 
 SEED = 7
+#: the processes the tests compare with one
+WORLD = 2
 MAX_LENGTH = 48
 
 
@@ -46,6 +48,32 @@ def setup(base: Path, data: Path, batch: int, rank: int, world: int, passage: bo
 
 def grads(model: SparcModel) -> dict[str, torch.Tensor]:
     return {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+def run_two_processes(
+    base: Path, data: Path, out: Path, batch: int, lam: float, *extra: str, timeout: int = 600
+) -> dict[str, torch.Tensor]:
+    """Run this worker in ``WORLD`` gloo processes (one thread each) and load the gradients
+    the first one saved to ``out``."""
+    import os
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(WORLD),
+        str(Path(__file__).resolve()), str(base), str(data), str(out), str(batch), str(lam), *extra,
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return torch.load(out)
+
+
+def assert_same_grads(got: dict[str, torch.Tensor], want: dict[str, torch.Tensor]) -> None:
+    """Every parameter's gradient agrees within 1e-4 of its largest entry."""
+    assert set(got) == set(want)
+    worst = max(float((got[n] - want[n]).abs().max() / (want[n].abs().max() + 1e-12)) for n in want)
+    assert worst < 1e-4, worst
 
 
 def main() -> None:

@@ -302,29 +302,18 @@ def test_gradient_cache_with_passage_batches_matches_one_process(squad_handful, 
     """The gradient cache on passage batches (--passage --passage-vector, FLOPS on, dropout
     on): two gloo processes give the gradients of one process computing the same loss by
     plain autograd (as tests/test_trainer.py checks for sentence batches)."""
-    import os
-    import subprocess
     import sys
 
     import torch
 
-    repo = Path(__file__).resolve().parents[1]
-    sys.path.insert(0, str(repo / "tests"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import gradcache_worker as worker
 
     from trainer.train import flops_penalty, full_vectors, in_batch_loss, query_matrix
 
     folder, _sentences, _examples = squad_handful
-    base, world, batch, lam = tiny_base(), 2, 3, 1e-3
-    out = tmp_path / "grads.pt"
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    cmd = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(world),
-        str(repo / "tests/gradcache_worker.py"), str(base), str(folder), str(out), str(batch), str(lam), "passage",
-    ]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    got = torch.load(out)
+    base, world, batch, lam = tiny_base(), worker.WORLD, 3, 1e-3
+    got = worker.run_two_processes(base, folder, tmp_path / "grads.pt", batch, lam, "passage")
 
     torch.set_num_threads(1)
     model, parts, vocab = worker.setup(base, folder, batch, 0, world, passage=True)
@@ -342,7 +331,4 @@ def test_gradient_cache_with_passage_batches_matches_one_process(squad_handful, 
         in_batch_loss(query_matrix(bags, vocab), scores, 3 * batch * r) for r, (_f, bags) in enumerate(parts)
     ]
     (torch.stack(losses).mean() + lam * torch.stack(penalties).mean()).backward()
-    want = worker.grads(model)
-    assert set(got) == set(want)
-    worst = max(float((got[n] - want[n]).abs().max() / (want[n].abs().max() + 1e-12)) for n in want)
-    assert worst < 1e-4, worst
+    worker.assert_same_grads(got, worker.grads(model))

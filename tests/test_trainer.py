@@ -238,16 +238,8 @@ def test_gradient_cache_two_processes_match_one(tmp_path, squad_handful):
     from trainer.train import flops_penalty, full_vectors
 
     folder, _sentences, _examples = squad_handful
-    base, world, batch, lam = tiny_base(), 2, 3, 1e-3
-    out = tmp_path / "grads.pt"
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    cmd = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(world),
-        str(REPO / "tests/gradcache_worker.py"), str(base), str(folder), str(out), str(batch), str(lam),
-    ]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    got = torch.load(out)
+    base, world, batch, lam = tiny_base(), worker.WORLD, 3, 1e-3
+    got = worker.run_two_processes(base, folder, tmp_path / "grads.pt", batch, lam, timeout=300)
 
     torch.set_num_threads(1)
     model, parts, vocab = worker.setup(base, folder, batch, 0, world)
@@ -264,11 +256,7 @@ def test_gradient_cache_two_processes_match_one(tmp_path, squad_handful):
     losses = [in_batch_loss(query_matrix(bags, vocab), scores, 3 * batch * r) for r, (_f, bags) in enumerate(parts)]
     loss = torch.stack(losses).mean()
     (loss + lam * torch.stack(penalties).mean()).backward()
-    want = worker.grads(model)
-
-    assert set(got) == set(want)
-    worst = max(float((got[n] - want[n]).abs().max() / (want[n].abs().max() + 1e-12)) for n in want)
-    assert worst < 1e-4, worst
+    worker.assert_same_grads(got, worker.grads(model))
 
 
 def test_flops_penalty_lowers_nonzeros_on_a_tiny_real_run(tmp_path, squad_handful):
