@@ -41,6 +41,7 @@ from app.progress import progress_percent  # noqa: E402
 from app.qtcompat import install_none_guard  # noqa: E402
 from app.window import ADAPT_TIP, MainWindow  # noqa: E402
 from engine.api.facade import Engine  # noqa: E402
+from engine.home import writelock  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -405,7 +406,10 @@ def test_adding_a_folder_indexes_it_with_progress_to_100(qtbot, open_window, tmp
     assert "Ardo Pellin" in result.answers[0].best.sentence
 
 
-def test_edited_file_is_found_after_a_watch_cycle(qtbot, open_window, tmp_path):
+def test_edited_file_is_found_after_a_watch_cycle_indexed_in_the_child(qtbot, open_window, tmp_path, monkeypatch):
+    """A watched edit is found, and its batch was indexed by the indexing child process, not
+    the GUI process (issue 14, item 3: every watch batch used to run inside the GUI process,
+    against the child-process design that keeps the window responsive)."""
     folder = tmp_path / "journal"
     folder.mkdir()
     page = folder / "diary.txt"
@@ -414,17 +418,33 @@ def test_edited_file_is_found_after_a_watch_cycle(qtbot, open_window, tmp_path):
     with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 3):
         window.add_source(str(folder))
     assert window.backend.watching and window.watch_label.text()
+    qtbot.waitUntil(lambda: not window.backend.indexing, timeout=WAIT_MS * 3)
+
+    # Every time this process takes the home's writer lock from now on.
+    taken: list[str] = []
+    acquire = writelock._acquire_file
+
+    def spy(home, held, task, deadline):  # type: ignore[no-untyped-def]
+        taken.append(task)
+        return acquire(home, held, task, deadline)
+
+    monkeypatch.setattr(writelock, "_acquire_file", spy)
+    busy: list[bool] = []
+    window.backend.indexing_changed.connect(busy.append)
 
     question = "What colour is the lighthouse of Karvask painted?"
     before = type_question(qtbot, window, question).answers
     assert all("vermilion" not in a.best.sentence for a in before)
 
     with (
-        qtbot.waitSignal(window.backend.watch_event, timeout=WAIT_MS) as blocker,
+        qtbot.waitSignal(window.backend.watch_event, timeout=WAIT_MS * 2) as blocker,
         page.open("a", encoding="utf-8") as f,
     ):
         f.write("\nTuesday. The lighthouse of Karvask is painted vermilion and white.\n")
     assert str(page) in blocker.args[0]
+    assert taken == [], f"the GUI process wrote the index itself: {taken}"
+    assert busy[:1] == [True]  # the status bar's indicator showed the batch running
+    assert "Index updated: diary.txt" in window.statusBar().currentMessage()
     window.search.clear()
     after = type_question(qtbot, window, question).answers
     assert after and "vermilion" in after[0].best.sentence
