@@ -599,13 +599,29 @@ def rank_sentences(
     first. SPARC alone: the top ``depth`` by SPARC score (``idf``: question tokens weighted by
     their IDF over the index). Hybrid: SPARC's and BM25's top ``HYBRID_DEPTH`` fused
     (``fuse``), at most 2 x ``HYBRID_DEPTH`` sentences. The evaluation ranks pools with it."""
+    return _rank_sentences(index, qids, question, idf, hybrid, fusion, filters, depth)[0]
+
+
+def _rank_sentences(
+    index: SentenceIndex,
+    qids: Sequence[int],
+    question: str,
+    idf: bool,
+    hybrid: bool,
+    fusion: str,
+    filters: IndexFilters | None,
+    depth: int,
+) -> tuple[list[tuple[int, float]], float | None]:
+    """``rank_sentences``, and the best sentence's SPARC score (None when nothing matched):
+    with ``idf`` it is the no-answer decision's match, which ``ask`` need not search again."""
     use_idf = True if idf else None
-    if hybrid:
-        sparc = index.search(qids, HYBRID_DEPTH, idf=use_idf, filters=filters) if qids else []
-        return fuse(sparc, index.bm25(question, HYBRID_DEPTH, filters=filters), fusion)
     if not qids:
-        return []
-    return [(h.sentence_id, h.score) for h in index.search(qids, depth, idf=use_idf, filters=filters)]
+        return (fuse([], index.bm25(question, HYBRID_DEPTH, filters=filters), fusion) if hybrid else []), None
+    sparc = index.search(qids, HYBRID_DEPTH if hybrid else depth, idf=use_idf, filters=filters)
+    top = sparc[0].score if sparc else None
+    if hybrid:
+        return fuse(sparc, index.bm25(question, HYBRID_DEPTH, filters=filters), fusion), top
+    return [(h.sentence_id, h.score) for h in sparc], top
 
 
 def ask(
@@ -649,7 +665,7 @@ def ask(
     terms = question_terms(question)
     use_idf = True if idf else None
     doc_scores: dict[str, float] = {}
-    ranked = rank_sentences(index, qids, question, idf=idf, hybrid=hybrid, fusion=fusion, filters=f)
+    ranked, sparc_top = _rank_sentences(index, qids, question, idf, hybrid, fusion, f, RANK_DEPTH)
     if hybrid:
         # Question words only (the stopword list is longer than the index analyzer's): a
         # long question's "how", "would", "about" would otherwise rank whole documents.
@@ -738,9 +754,11 @@ def ask(
         answers.coverage, n_terms = index.coverage(content_words(question), answers[0].doc_key)
         if n_terms == 0:  # the document index has no terms for it: the question is only stopwords
             answers.coverage = 1.0 if answers[0].best.score > 0 else 0.0
-        best = index.search(qids, 1, idf=True, filters=f) if qids else []
+        if not idf:  # the ranking's SPARC scores were not IDF-weighted: the match is
+            best = index.search(qids, 1, idf=True, filters=f) if qids else []
+            sparc_top = best[0].score if best else None
         ceiling = index.max_score(qids, idf=True, tokens=ANSWER_TOKENS) if qids else 0.0
-        answers.match = best[0].score / ceiling if best and ceiling > 0 else 0.0
+        answers.match = sparc_top / ceiling if sparc_top is not None and ceiling > 0 else 0.0
         answers.answered = answers.coverage >= ANSWER_COVERAGE and answers.match >= ANSWER_MATCH
     return answers
 
