@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +164,7 @@ higher. The grid's other rows are in the JSON and printed by the command; its fi
 shipped setting equal this page's table. The ranking step itself (grouping aside) takes under
 1.2 ms per question with either setting on this loaded machine (the command prints it per
 set: 0.35 ms on SQuAD, 0.7–1.1 ms elsewhere, against 0.3–0.8 ms before), nothing next to the
-32–112 ms median `ask` time per set in this page's run, which moves more than that with the
+{ask_ms} ms median `ask` time per set in this page's run, which moves more than that with the
 machine's load (`ask_ms_p50` in the result JSON).
 
 ## The no-answer decision
@@ -228,6 +229,14 @@ def _fmt_s(s: float) -> str:
     return f"{s / 60:.1f} min" if s >= 90 else f"{s:.0f} s"
 
 
+def _span(values: Iterable[float]) -> str:
+    """'lo–hi' of the values, rounded to whole numbers ('n/a' when none)."""
+    vals = sorted(round(v) for v in values)
+    if not vals:
+        return "n/a"
+    return f"{vals[0]}" if vals[0] == vals[-1] else f"{vals[0]}–{vals[-1]}"
+
+
 def write_doc(path: Path, out: dict[str, Any], table: str, kinds: str) -> None:
     env = out["environment"]
     cols = out["collections"]
@@ -268,6 +277,7 @@ def write_doc(path: Path, out: dict[str, Any], table: str, kinds: str) -> None:
         bm25_r1=f"{pool['bm25']['R@1']:.2f}",
         squad_a1="n/a" if squad.get("answer1") is None else f"{squad['answer1']:.2f}",
         squad_n=squad.get("questions", 0),
+        ask_ms=_span(r["ask_ms_p50"] for r in out["results"].values() if "ask_ms_p50" in r),
         shipped=f"match ≥ {out['calibration']['shipped']['match']:.2f}, coverage ≥ "
         f"{out['calibration']['shipped']['coverage']:.1f}",
         calibration=calibration_table(out["calibration"]),
