@@ -7,6 +7,7 @@ changes an index gets a home of its own (or a ``shutil.copytree`` of a shared on
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,6 +15,8 @@ from types import SimpleNamespace
 import pytest
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+#: the SQuAD training subset in ../shared/data (tests that need it skip without it)
+SQUAD_SUBSET = Path(__file__).resolve().parents[2] / "shared/data/squad/train-v1.1.subset-real-ids.json.gz"
 
 
 @pytest.fixture(scope="session")
@@ -36,3 +39,37 @@ def app_samples(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
         engine.close()
     assert final.files_done == final.files_total > 0
     return SimpleNamespace(home=home, corpus=corpus)
+
+
+# --------------------------------------------------------------------------- training data
+
+
+@pytest.fixture(scope="module")
+def squad_articles() -> list[dict]:
+    """Two real SQuAD articles, six paragraphs each."""
+    if not SQUAD_SUBSET.is_file():
+        pytest.skip(f"SQuAD subset not found at {SQUAD_SUBSET} (../shared/data absent)")
+    from trainer.data import read_squad
+
+    articles = read_squad(SQUAD_SUBSET)[:2]
+    for a in articles:
+        a["paragraphs"] = a["paragraphs"][:6]
+    return articles
+
+
+@pytest.fixture(scope="module")
+def squad_handful(tmp_path_factory: pytest.TempPathFactory, squad_articles: list[dict]):
+    """Training data (sentences.jsonl, examples.jsonl) from ``squad_articles``: ``folder,
+    sentences, examples`` (test_trainer, test_passage)."""
+    from trainer.data import build_examples, split_corpus
+
+    sentences, paragraphs = split_corpus(squad_articles)
+    examples = build_examples(sentences, paragraphs, seed=1, bm25_k=20)
+    folder = tmp_path_factory.mktemp("train-data")
+    with open(folder / "sentences.jsonl", "w") as fh:
+        for s in sentences:
+            fh.write(json.dumps({"id": s.id, "passage_id": s.passage_id, "text": s.text}) + "\n")
+    with open(folder / "examples.jsonl", "w") as fh:
+        for e in examples:
+            fh.write(json.dumps({"qid": e.qid, "question": e.question, "pos": e.pos, "negs": e.negs}) + "\n")
+    return folder, sentences, examples

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SQUAD_SUBSET
 from test_pipeline import census, expected_sentences
-from test_trainer import SQUAD_SUBSET, tiny_base
+from test_trainer import tiny_base
 
 from engine.api.facade import Engine
 from engine.model.encoder import SparseEncoder, default_bundle_dir
@@ -25,28 +26,6 @@ from engine.model.features import build_features, load_tokenizer, passage_window
 
 def _tokenizer():
     return load_tokenizer(str(tiny_base() / "tokenizer.json"))
-
-
-@pytest.fixture(scope="module")
-def squad_handful(tmp_path_factory):
-    """Training data from two real SQuAD articles, six paragraphs each (as tests/test_trainer)."""
-    from trainer.data import build_examples, read_squad, split_corpus
-
-    if not SQUAD_SUBSET.is_file():
-        pytest.skip(f"SQuAD subset not found at {SQUAD_SUBSET} (../shared/data absent)")
-    articles = read_squad(SQUAD_SUBSET)[:2]
-    for a in articles:
-        a["paragraphs"] = a["paragraphs"][:6]
-    sentences, paragraphs = split_corpus(articles)
-    examples = build_examples(sentences, paragraphs, seed=1, bm25_k=20)
-    folder = tmp_path_factory.mktemp("train-data")
-    with open(folder / "sentences.jsonl", "w") as fh:
-        for s in sentences:
-            fh.write(json.dumps({"id": s.id, "passage_id": s.passage_id, "text": s.text}) + "\n")
-    with open(folder / "examples.jsonl", "w") as fh:
-        for e in examples:
-            fh.write(json.dumps({"qid": e.qid, "question": e.question, "pos": e.pos, "negs": e.negs}) + "\n")
-    return folder, sentences, examples
 
 
 def test_windows_keep_sentences_whole_and_spans_exact(squad_handful):

@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from trainer.data import build_examples, read_squad, split_corpus
+from trainer.data import split_corpus
 from trainer.export import check_agreement, export_bundle
 from trainer.model import SparcModel, load_encoder
 from trainer.train import Batcher, in_batch_loss, make_optimizer, query_matrix
 
 REPO = Path(__file__).resolve().parents[1]
-SQUAD_SUBSET = REPO.parent / "shared/data/squad/train-v1.1.subset-real-ids.json.gz"
 
 
 def tiny_base() -> Path:
@@ -30,31 +29,6 @@ def tiny_base() -> Path:
     if not (path / "model.safetensors").is_file():
         pytest.skip(f"no SPLADE-tiny weights at {path}")
     return path
-
-
-@pytest.fixture(scope="module")
-def squad_articles() -> list[dict]:
-    """Two real SQuAD articles, six paragraphs each."""
-    if not SQUAD_SUBSET.is_file():
-        pytest.skip(f"SQuAD subset not found at {SQUAD_SUBSET} (../shared/data absent)")
-    articles = read_squad(SQUAD_SUBSET)[:2]
-    for a in articles:
-        a["paragraphs"] = a["paragraphs"][:6]
-    return articles
-
-
-@pytest.fixture(scope="module")
-def squad_handful(tmp_path_factory, squad_articles):
-    sentences, paragraphs = split_corpus(squad_articles)
-    examples = build_examples(sentences, paragraphs, seed=1, bm25_k=20)
-    folder = tmp_path_factory.mktemp("train-data")
-    with open(folder / "sentences.jsonl", "w") as fh:
-        for s in sentences:
-            fh.write(json.dumps({"id": s.id, "passage_id": s.passage_id, "text": s.text}) + "\n")
-    with open(folder / "examples.jsonl", "w") as fh:
-        for e in examples:
-            fh.write(json.dumps({"qid": e.qid, "question": e.question, "pos": e.pos, "negs": e.negs}) + "\n")
-    return folder, sentences, examples
 
 
 def test_examples_have_answer_sentence_and_clean_negatives(squad_articles, squad_handful):
