@@ -515,12 +515,7 @@ def _docx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
-    check_zip(data, where, "DOCX")
-
-    try:
-        document = docx.Document(io.BytesIO(data))
-    except Exception as exc:
-        raise ExtractionError(where, f"corrupt DOCX: {type(exc).__name__}: {exc}") from None
+    document = _open_zipped(data, where, "DOCX", docx.Document)
 
     paragraphs: list[str] = []
 
@@ -571,16 +566,27 @@ def _odf_blocks(node: Any, out: list[str]) -> None:
         _odf_blocks(child, out)
 
 
+def _open_zipped(data: bytes, where: str, name: str, opener: Callable[[io.BytesIO], Any]) -> Any:
+    """A zip-based document (DOCX, XLSX, PPTX, EPUB, OpenDocument) opened by its library's
+    ``opener``, after ``check_zip``; whatever the library raises is "corrupt NAME" naming why."""
+    check_zip(data, where, name)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # openpyxl and ebooklib warn about what they skip
+            return opener(io.BytesIO(data))
+    except Exception as exc:
+        raise ExtractionError(where, f"corrupt {name}: {type(exc).__name__}: {exc}") from None
+
+
 def _odf_load(data: bytes, where: str, name: str, body: str) -> tuple[Any, Any]:
     """An OpenDocument file and its ``body`` element (``text``, ``spreadsheet``, ``presentation``)."""
     from odf.opendocument import load
 
-    check_zip(data, where, name)
-    try:
-        document = load(io.BytesIO(data))
-        element = getattr(document, body, None)
-    except Exception as exc:
-        raise ExtractionError(where, f"corrupt {name}: {type(exc).__name__}: {exc}") from None
+    def opened(f: io.BytesIO) -> tuple[Any, Any]:
+        document = load(f)
+        return document, getattr(document, body, None)
+
+    document, element = _open_zipped(data, where, name, opened)
     if element is None:
         raise ExtractionError(where, f"corrupt {name}: no {body} body")
     return document, element
@@ -670,14 +676,9 @@ def _sheet_paragraph(name: str, lines: list[str]) -> str:
 def _xlsx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     import openpyxl
 
-    check_zip(data, where, "XLSX")
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # openpyxl warns about unsupported extensions
-            book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except Exception as exc:
-        raise ExtractionError(where, f"corrupt XLSX: {type(exc).__name__}: {exc}") from None
+    book = _open_zipped(
+        data, where, "XLSX", lambda f: openpyxl.load_workbook(f, read_only=True, data_only=True)
+    )
     budget = _TableBudget()
     sheets: list[str] = []
     try:
@@ -771,12 +772,7 @@ def _pptx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     import pptx
     from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
 
-    check_zip(data, where, "PPTX")
-
-    try:
-        deck = pptx.Presentation(io.BytesIO(data))
-    except Exception as exc:
-        raise ExtractionError(where, f"corrupt PPTX: {type(exc).__name__}: {exc}") from None
+    deck = _open_zipped(data, where, "PPTX", pptx.Presentation)
     furniture = {PP_PLACEHOLDER.SLIDE_NUMBER, PP_PLACEHOLDER.DATE, PP_PLACEHOLDER.FOOTER}
 
     def frame_lines(frame: Any) -> list[str]:
@@ -832,15 +828,8 @@ def _epub(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     import ebooklib
     from ebooklib import epub
 
-    check_zip(data, where, "EPUB")
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            # A file object, never bytes: ebooklib takes bytes for a file name.
-            book = epub.read_epub(io.BytesIO(data), options={"ignore_ncx": True})
-    except Exception as exc:
-        raise ExtractionError(where, f"corrupt EPUB: {type(exc).__name__}: {exc}") from None
+    # A file object, never bytes: ebooklib takes bytes for a file name.
+    book = _open_zipped(data, where, "EPUB", lambda f: epub.read_epub(f, options={"ignore_ncx": True}))
     chapters: list[str] = []
     for entry in book.spine:
         idref = entry[0] if isinstance(entry, (tuple, list)) else entry
