@@ -824,8 +824,6 @@ class Engine:
         merged: dict[str, SenderInfo] = {}
         names: dict[str, dict[str, int]] = {}
         for header, n in self._cat().from_headers(needle):
-            if needle and needle not in header.lower():
-                continue
             name, addr = parseaddr(header)
             addr = (addr or header).strip().lower()
             info = merged.setdefault(addr, SenderInfo(addr, "", 0))
