@@ -102,8 +102,10 @@ def _save(path: Path, array: np.ndarray) -> None:
 
 
 def _load(path: Path) -> np.ndarray:
-    """Memory-mapped: pages are read on first use and shared with the OS page cache."""
-    return np.load(path, mmap_mode="r", allow_pickle=False)
+    """Memory-mapped: pages are read on first use and shared with the OS page cache. As a
+    plain ndarray view of the map: every slice of an ``np.memmap`` builds another memmap
+    object (~2 us), and a question slices each of its tokens' postings in every segment."""
+    return np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -319,15 +321,20 @@ class Segment:
 
 
 def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
-    """Rows that can be in the top ``k`` (score > 0): the best ``k`` and all ties of the k-th."""
-    n = int(scores.shape[0])
-    if k <= 0 or n == 0:
+    """Rows that can be in the top ``k`` (score > 0): the best ``k`` and all ties of the k-th,
+    ascending.
+
+    The k-th score is selected among the positive rows only: with sparse vectors most rows
+    score 0, and ``np.partition`` over a mostly-zero array is ~10x slower than finding the
+    positive rows and partitioning those (0.4 ms against 0.1 ms for 20k rows)."""
+    if k <= 0 or scores.shape[0] == 0:
         return np.zeros(0, np.int64)
-    if n > k:
-        kth = int(np.partition(scores, n - k)[n - k])
-        if kth > 0:
-            return np.flatnonzero(scores >= kth)
-    return np.flatnonzero(scores > 0)
+    pos = np.flatnonzero(scores > 0)
+    if pos.shape[0] <= k:
+        return pos
+    vals = scores[pos]
+    kth = np.partition(vals, vals.shape[0] - k)[vals.shape[0] - k]
+    return pos[vals >= kth]
 
 
 # ----------------------------------------------------------------------------- the store
@@ -423,26 +430,29 @@ class ColumnView:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Exact top-``k`` ``(sentence_ids, raw integer scores)``: score desc, id asc, > 0.
 
-        ``allowed[i]`` (bool per row of segment ``i``, or None for all) restricts the
-        candidates without changing any score."""
+        ``allowed[i]`` (the live rows of segment ``i`` a filter lets through, ascending, as
+        :meth:`allowed_rows` gives them; None for all) restricts the candidates without
+        changing any score: the top k is selected among those rows' scores alone, so a
+        filter costs a gather of its rows, not a pass over the whole segment."""
         pairs = [(int(t), int(m)) for t, m in zip(tokens, multipliers, strict=True) if t >= 0 and m > 0]
         ids: list[np.ndarray] = []
         raws: list[np.ndarray] = []
         if not pairs or k <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         for i, seg in enumerate(self.segments):
-            mask = None if allowed is None else allowed[i]
-            if seg.n == 0 or (mask is not None and not mask.any()):
+            keep = None if allowed is None else allowed[i]
+            if seg.n == 0 or (keep is not None and keep.shape[0] == 0):
                 continue
             acc = np.zeros(seg.n, dtype=np.int32)
             tmp = np.empty(seg.n, dtype=np.int32)
             for t, m in pairs:
                 seg.add_scores(acc, t, m, tmp)
-            if seg.deleted.size:
-                acc[seg.deleted] = 0
-            if mask is not None:
-                acc[~mask] = 0
-            rows = top_rows(acc, k)
+            if keep is None:
+                if seg.deleted.size:
+                    acc[seg.deleted] = 0
+                rows = top_rows(acc, k)
+            else:  # allowed rows are live rows
+                rows = keep[top_rows(acc[keep], k)]
             ids.append(np.asarray(seg.sids[rows], dtype=np.int64))
             raws.append(acc[rows].astype(np.int64))
         if not ids:
@@ -452,14 +462,10 @@ class ColumnView:
         order = pos[np.lexsort((sid[pos], -raw[pos]))][:k]
         return sid[order], raw[order]
 
-    def allowed_masks(self, sentence_ids: np.ndarray) -> list[np.ndarray]:
-        """Per segment, the rows whose sentence id is in ``sentence_ids`` (a filter)."""
-        out: list[np.ndarray] = []
-        for seg in self.segments:
-            m = np.zeros(seg.n, dtype=bool)
-            m[seg.rows_of(sentence_ids)] = True
-            out.append(m)
-        return out
+    def allowed_rows(self, sentence_ids: np.ndarray) -> list[np.ndarray]:
+        """Per segment, the live rows whose sentence id is in ``sentence_ids`` (a filter),
+        ascending."""
+        return [np.sort(seg.rows_of(sentence_ids)) for seg in self.segments]
 
 
 class ColumnStore:
