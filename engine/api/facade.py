@@ -227,7 +227,6 @@ class Engine:
             if fmt is not None and fmt > FORMAT_VERSION:  # an older one was rebuilt by repair
                 self.close()
                 raise IndexVersionError(Path(gen.index_dir), fmt)
-        TextStore(self._cat())  # create this engine's tables up front
         try:
             if not self._cat().read_only:
                 repair.save_sources(self.layout, self._cat().sources())

@@ -8,7 +8,8 @@ re-encoding (new model, adapted embeddings) builds a new index directory, and th
 switches to it in one transaction when it is complete.
 
 Why SQLite in WAL mode: one file, crash-safe transactions, and readers (the window) never
-block the writer (the indexer). Tables are created with sqlite-utils; writes use plain SQL
+block the writer (the indexer). The schema is :data:`MIGRATIONS`, one versioned step after
+another (every table of the file, the text store's included); writes use plain SQL
 inside explicit ``BEGIN IMMEDIATE`` transactions, because sqlite-utils' helpers commit on
 their own and would break the atomicity of multi-table updates such as
 :meth:`Catalog.activate_generation`.
@@ -30,20 +31,125 @@ from typing import Any
 
 import sqlite_utils
 
+from engine.home import crashpoints
 from engine.home.paths import STORE_MARK, from_store, parse_generation, to_store
 
 log = logging.getLogger(__name__)
 
-#: The catalog's schema, kept in SQLite's ``user_version``. Opening a catalog of an older
-#: schema upgrades it (:meth:`Catalog._create_tables`); one of a newer schema is refused with
-#: :class:`CatalogVersionError` and left as it is.
-SCHEMA_VERSION = 1
 #: How long a write waits for another connection's transaction (SQLite's busy timeout).
 BUSY_TIMEOUT_S = 30.0
 
 FILE_STATUSES = ("ok", "error", "pending")
 SOURCE_KINDS = ("folder", "mailstore")
 GENERATION_STATUSES = ("building", "active", "retired")
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step of the catalog's schema: the statements that take a catalog of schema
+    ``version - 1`` to ``version``. A released step never changes (catalogs of every earlier
+    version go through it); a new schema appends a step."""
+
+    version: int
+    why: str
+    statements: tuple[str, ...]
+
+
+#: Every step from an empty file to the current schema, in order. Each is applied in one
+#: transaction that also sets SQLite's ``user_version`` to its ``version``
+#: (:meth:`Catalog._migrate`), so a crash leaves the file at the last complete version.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "the catalog's tables. IF NOT EXISTS: before the steps, schema 1 was created one"
+        " statement at a time and a process killed meanwhile left some of them at version 0",
+        (
+            """CREATE TABLE IF NOT EXISTS "sources" (
+   "id" INTEGER PRIMARY KEY,
+   "path" TEXT NOT NULL,
+   "kind" TEXT NOT NULL,
+   "added" TEXT NOT NULL,
+   "last_indexed" TEXT,
+   "exclude" TEXT
+)""",
+            """CREATE TABLE IF NOT EXISTS "files" (
+   "path" TEXT PRIMARY KEY,
+   "source_id" INTEGER NOT NULL REFERENCES "sources"("id"),
+   "size" INTEGER,
+   "mtime_ns" INTEGER,
+   "content_hash" TEXT,
+   "status" TEXT NOT NULL,
+   "last_error" TEXT,
+   "sentences" INTEGER,
+   "indexed_at" TEXT,
+   "generation" INTEGER
+)""",
+            """CREATE TABLE IF NOT EXISTS "documents" (
+   "key" TEXT PRIMARY KEY,
+   "path" TEXT,
+   "kind" TEXT,
+   "title" TEXT,
+   "parent_key" TEXT,
+   "n_sentences" INTEGER
+)""",
+            """CREATE TABLE IF NOT EXISTS "messages" (
+   "key" TEXT PRIMARY KEY,
+   "file" TEXT,
+   "message_id" TEXT,
+   "thread" TEXT,
+   "from_addr" TEXT,
+   "to_addrs" TEXT,
+   "cc_addrs" TEXT,
+   "date" INTEGER,
+   "subject" TEXT,
+   "mailbox" TEXT
+)""",
+            """CREATE TABLE IF NOT EXISTS "generations" (
+   "id" INTEGER PRIMARY KEY,
+   "model_name" TEXT,
+   "model_version" TEXT,
+   "created" TEXT,
+   "status" TEXT NOT NULL,
+   "index_dir" TEXT
+)""",
+            "CREATE UNIQUE INDEX IF NOT EXISTS idx_sources_path ON sources(path)",
+            "CREATE INDEX IF NOT EXISTS idx_files_source ON files(source_id)",
+            "CREATE INDEX IF NOT EXISTS idx_files_status ON files(status)",
+            "CREATE INDEX IF NOT EXISTS idx_documents_path ON documents(path)",
+            "CREATE INDEX IF NOT EXISTS idx_messages_file ON messages(file)",
+            "CREATE INDEX IF NOT EXISTS idx_messages_thread ON messages(thread)",
+            # The database itself enforces "at most one active generation".
+            "CREATE UNIQUE INDEX IF NOT EXISTS idx_one_active ON generations(status) WHERE status = 'active'",
+        ),
+    ),
+    Migration(
+        2,
+        "the text store's tables (engine.catalog.texts) become part of the schema (schema 1 left"
+        " them to the first indexing run), and the two e-mail lists read every message: the"
+        " senders (from_headers) and the mailboxes (mailbox_units) scanned the messages table"
+        " and sorted it for GROUP BY; with these indexes each is one covering index scan",
+        (
+            """CREATE TABLE IF NOT EXISTS "doc_texts" (
+   "key" TEXT PRIMARY KEY,
+   "unit" TEXT,
+   "digest" TEXT,
+   "text" BLOB
+)""",
+            """CREATE TABLE IF NOT EXISTS "index_journal" (
+   "unit" TEXT,
+   "key" TEXT,
+   PRIMARY KEY ("unit", "key")
+)""",
+            "CREATE INDEX IF NOT EXISTS idx_doc_texts_unit ON doc_texts(unit)",
+            "CREATE INDEX idx_messages_from ON messages(from_addr)",
+            "CREATE INDEX idx_messages_mailbox ON messages(mailbox, file)",
+        ),
+    ),
+)
+#: The catalog's schema, kept in SQLite's ``user_version``: the last step of
+#: :data:`MIGRATIONS`. Opening a catalog of an older schema applies the steps it lacks; one
+#: of a newer schema is refused with :class:`CatalogVersionError` and left as it is.
+SCHEMA_VERSION = MIGRATIONS[-1].version
 
 
 class CatalogVersionError(RuntimeError):
@@ -241,7 +347,7 @@ class Catalog:
             self.db.enable_wal()
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")
-        self._create_tables()
+        self._migrate()
 
     def _open_read_only(self) -> None:
         from urllib.parse import quote
@@ -256,6 +362,10 @@ class Catalog:
         self.db = sqlite_utils.Database(conn)
         self._conn = conn
         self.read_only = True
+        found = self.schema_version()  # an older file is read as it is; a newer one refused
+        if found > SCHEMA_VERSION:
+            conn.close()
+            raise CatalogVersionError(self.path, found)
 
     # ---- lifecycle
 
@@ -290,104 +400,40 @@ class Catalog:
         self._depth = 0
         self._conn.execute("COMMIT")
 
-    def _has_tables(self, *names: str) -> bool:
-        """Whether every table (or index) in ``names`` exists (a read: opening a catalog another
-        process is writing must not wait for that process's transaction)."""
-        rows = self._conn.execute(
-            f"SELECT COUNT(*) FROM sqlite_master WHERE type IN ('table', 'index') AND name IN ({', '.join('?' * len(names))})",
-            list(names),
-        ).fetchone()
-        return int(rows[0]) == len(names)
+    def schema_version(self) -> int:
+        """The schema of the file as it stands (SQLite's ``user_version``)."""
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
 
-    def _create_tables(self) -> None:
-        version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
+    def _migrate(self) -> None:
+        """Bring the file to :data:`SCHEMA_VERSION`, one :data:`MIGRATIONS` step per
+        transaction; refuse a newer file (closed, untouched).
+
+        A file at this schema is only read: opening a catalog another process is writing
+        must not wait for that process's transaction. Otherwise each step reads the version
+        again inside its write transaction (another process may have upgraded the file
+        meanwhile) and sets ``user_version`` in the same transaction as its statements
+        (SQLite's DDL and the header are transactional), so a kill at any instant leaves the
+        file at the last complete version, and the next open goes on from there."""
+        found = self.schema_version()
+        if found == SCHEMA_VERSION:
+            return
+        if found < SCHEMA_VERSION:
+            if found:
+                log.info("upgrading the catalog %s from schema %d to %d", self.path, found, SCHEMA_VERSION)
+            for step in MIGRATIONS:
+                if step.version <= found:
+                    continue
+                with self.transaction():
+                    if self.schema_version() >= step.version:
+                        continue
+                    for sql in step.statements:
+                        self._conn.execute(sql)
+                    self._conn.execute(f"PRAGMA user_version = {step.version}")
+                    crashpoints.reached(f"catalog:migrate-{step.version}")
+            found = self.schema_version()
+        if found > SCHEMA_VERSION:
             self._conn.close()
-            raise CatalogVersionError(self.path, version)
-        if version == SCHEMA_VERSION and self._has_tables(
-            "sources", "files", "documents", "messages", "generations", "idx_one_active"
-        ):
-            return  # created before: nothing to write
-        if version < SCHEMA_VERSION and self._has_tables("sources"):
-            # An older catalog: schema 1 is the first, so the upgrade is creating what is
-            # missing below; a later schema adds its steps here, keyed by the version found.
-            log.info("upgrading the catalog %s from schema %d to %d", self.path, version, SCHEMA_VERSION)
-        db = self.db
-        db["sources"].create(
-            {
-                "id": int,
-                "path": str,
-                "kind": str,
-                "added": str,
-                "last_indexed": str,
-                "exclude": str,
-            },
-            pk="id",
-            not_null={"path", "kind", "added"},
-            if_not_exists=True,
-        )
-        db["files"].create(
-            {
-                "path": str,
-                "source_id": int,
-                "size": int,
-                "mtime_ns": int,
-                "content_hash": str,
-                "status": str,
-                "last_error": str,
-                "sentences": int,
-                "indexed_at": str,
-                "generation": int,
-            },
-            pk="path",
-            foreign_keys=[("source_id", "sources", "id")],
-            not_null={"source_id", "status"},
-            if_not_exists=True,
-        )
-        db["documents"].create(
-            {"key": str, "path": str, "kind": str, "title": str, "parent_key": str, "n_sentences": int},
-            pk="key",
-            if_not_exists=True,
-        )
-        db["messages"].create(
-            {
-                "key": str,
-                "file": str,
-                "message_id": str,
-                "thread": str,
-                "from_addr": str,
-                "to_addrs": str,
-                "cc_addrs": str,
-                "date": int,
-                "subject": str,
-                "mailbox": str,
-            },
-            pk="key",
-            if_not_exists=True,
-        )
-        db["generations"].create(
-            {
-                "id": int,
-                "model_name": str,
-                "model_version": str,
-                "created": str,
-                "status": str,
-                "index_dir": str,
-            },
-            pk="id",
-            not_null={"status"},
-            if_not_exists=True,
-        )
-        ex = self._conn.execute
-        ex("CREATE UNIQUE INDEX IF NOT EXISTS idx_sources_path ON sources(path)")
-        ex("CREATE INDEX IF NOT EXISTS idx_files_source ON files(source_id)")
-        ex("CREATE INDEX IF NOT EXISTS idx_files_status ON files(status)")
-        ex("CREATE INDEX IF NOT EXISTS idx_documents_path ON documents(path)")
-        ex("CREATE INDEX IF NOT EXISTS idx_messages_file ON messages(file)")
-        ex("CREATE INDEX IF NOT EXISTS idx_messages_thread ON messages(thread)")
-        # The database itself enforces "at most one active generation".
-        ex("CREATE UNIQUE INDEX IF NOT EXISTS idx_one_active ON generations(status) WHERE status = 'active'")
-        ex(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            raise CatalogVersionError(self.path, found)
 
     # ---- sources
 

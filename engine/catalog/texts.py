@@ -18,20 +18,14 @@ class TextStore:
     ``doc_texts(key, unit, digest, text)``: every document's extracted text (zlib) and a
     digest of its text and fields, for the preview pane and for deciding whether a document
     of a changed unit must be re-encoded. ``index_journal(unit, key)``: documents whose
-    sentences may have reached the index without the catalog knowing yet (see the module
-    docstring). Both are written inside the catalog's transactions.
+    sentences may have reached the index without the catalog knowing yet (see
+    :mod:`engine.indexer.run`). Both are written inside the catalog's transactions; the
+    catalog's schema creates them (:data:`engine.catalog.store.MIGRATIONS`, step 2).
     """
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.db = catalog.db
-        if catalog._has_tables("doc_texts", "index_journal", "idx_doc_texts_unit"):
-            return  # created before (a read only: another process may be writing)
-        self.db["doc_texts"].create(
-            {"key": str, "unit": str, "digest": str, "text": bytes}, pk="key", if_not_exists=True
-        )
-        self.db["index_journal"].create({"unit": str, "key": str}, pk=("unit", "key"), if_not_exists=True)
-        self.db.execute("CREATE INDEX IF NOT EXISTS idx_doc_texts_unit ON doc_texts(unit)")
 
     def put(self, rows: Iterable[tuple[str, str, str, str]]) -> None:
         """``(unit, key, digest, text)`` rows into the text table and the journal."""
