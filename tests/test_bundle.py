@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine.api.facade import bundle_problem
@@ -116,3 +117,51 @@ def test_a_bad_bundle_is_refused_naming_the_folder_and_the_reason(tmp_path: Path
 def test_a_missing_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BundleError, match=r"nowhere: config\.json is missing"):
         Bundle.open(tmp_path / "nowhere")
+
+
+def _with_table(folder: Path, table: object, name: str = "query_weights.npy") -> None:
+    """``folder``'s config names ``name`` as its question weight table, saved from ``table``."""
+    if table is not None:
+        np.save(folder / name, table)
+    cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    cfg["query_weights"] = name
+    (folder / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+
+
+def test_a_bundle_ships_its_question_weight_table(tmp_path: Path) -> None:
+    folder = _copy(tmp_path, graphs=True)
+    table = np.linspace(0.5, 2.0, 30522).astype(np.float32)
+    _with_table(folder, table)
+    b = Bundle.open(folder)
+    assert np.array_equal(b.query_weights, table) and not b.query_weights.flags.writeable
+    assert np.array_equal(QueryEncoder(folder).table, table)
+    assert Bundle.open(SHIPPED).query_weights is None  # no table: questions weigh as before
+
+
+@pytest.mark.parametrize(
+    ("table", "name", "reason"),
+    [
+        (None, "query_weights.npy", "query_weights.npy: the query weight table is missing"),
+        (np.ones(100, np.float32), "query_weights.npy", "shape (100,), expected (30522,)"),
+        (np.ones((2, 30522), np.float32), "query_weights.npy", "shape (2, 30522), expected (30522,)"),
+        (np.full(30522, -1.0, np.float32), "query_weights.npy", "weights must be finite and >= 0"),
+        (np.full(30522, np.nan, np.float32), "query_weights.npy", "weights must be finite and >= 0"),
+        (np.array(["a"] * 30522), "query_weights.npy", "expected floats"),
+        (np.ones(30522, np.float32), "../query_weights.npy", "not a file name of the folder"),
+    ],
+)
+def test_a_bad_question_weight_table_is_refused(tmp_path: Path, table, name: str, reason: str) -> None:
+    folder = _copy(tmp_path, graphs=True)
+    _with_table(folder, table if not name.startswith("..") else None, name)
+    with pytest.raises(BundleError) as info:
+        Bundle.open(folder)
+    assert str(folder) in str(info.value) and reason in str(info.value)
+    assert reason in (bundle_problem(folder) or "")
+
+
+def test_a_table_that_is_not_an_array_is_refused(tmp_path: Path) -> None:
+    folder = _copy(tmp_path, graphs=True)
+    _with_table(folder, None)
+    (folder / "query_weights.npy").write_bytes(b"not numpy")
+    with pytest.raises(BundleError, match="query_weights.npy: not a .npy array"):
+        Bundle.open(folder)

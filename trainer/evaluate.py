@@ -28,6 +28,12 @@ serve both scorers. ``--idf`` adds a row with each question token weighted by
 ``idf`` option; the index path rounds it to the index's grid as the app does); ``--hybrid``
 adds rows fusing SPARC with the app's BM25 (``engine.search.answers.fuse``: raw scores over each
 system's top 100, a missing score filled with that list's minimum).
+
+Learned question weights (issue 13, ``sparcdesk-train query-weights``): ``--query-weights T``
+adds a "SPARC +QW" row ranked with table ``T`` multiplied into each question id's weight,
+``--query-weights-idf T`` a "SPARC +IDF +QW" row with ``T`` times the index's IDF (and their
+hybrids with ``--hybrid``). ``T`` is a ``.npy`` table or a bundle folder shipping one; the rows
+go through the app's own ``rank_sentences(..., table=T)`` (index scorer only).
 """
 
 from __future__ import annotations
@@ -442,6 +448,12 @@ class PoolIndex:
             self.index.close()
 
 
+def _table_name(path: str | None) -> str:
+    """A learned table's name in a row: its folder's (a run's ``--out``), else its file's."""
+    p = Path(path or "table")
+    return p.parent.name or p.stem
+
+
 class IndexRetriever:
     """SPARC ranked by the app itself: ``engine.search.answers.rank_sentences`` (the calls
     ``engine.search.answers.ask`` makes: ``SentenceIndex.search(question_ids, k, idf=True|None)``,
@@ -457,16 +469,19 @@ class IndexRetriever:
         hybrid: bool = False,
         method: str | None = None,
         median_nnz: float | None = None,
+        table: np.ndarray | None = None,
+        table_path: str | None = None,
     ):
         from engine.search.defaults import DEFAULT_FUSION
 
         self.encoder, self.pool_index = encoder, pool_index
         self.use_idf, self.hybrid = idf, hybrid
+        self.table, self.table_path = table, table_path
         self.method = method or DEFAULT_FUSION
         self.median_nnz = median_nnz
         self.cache_path: Path | None = None
         self.from_cache = False
-        self.name = "SPARC" + (" +IDF" if idf else "") + (" +hybrid" if hybrid else "")
+        self.name = "SPARC" + (" +IDF" if idf else "") + (f" +QW({_table_name(table_path)})" if table is not None else "") + (" +hybrid" if hybrid else "")
         if hybrid and self.method != DEFAULT_FUSION:
             self.name += f" ({self.method})"
 
@@ -478,10 +493,18 @@ class IndexRetriever:
         out.cache_path, out.from_cache = sparc.cache_path, sparc.from_cache
         return out
 
-    def _variant(self, idf: bool, hybrid: bool, method: str | None) -> IndexRetriever:
-        other = IndexRetriever(self.encoder, self.pool_index, idf, hybrid, method, self.median_nnz)
+    def _variant(
+        self, idf: bool, hybrid: bool, method: str | None, table: np.ndarray | None = None, table_path: str | None = None
+    ) -> IndexRetriever:
+        if table is None:
+            table, table_path = self.table, self.table_path
+        other = IndexRetriever(self.encoder, self.pool_index, idf, hybrid, method, self.median_nnz, table, table_path)
         other.cache_path, other.from_cache = self.cache_path, self.from_cache
         return other
+
+    def with_table(self, table: np.ndarray, path: str, idf: bool) -> IndexRetriever:
+        """The same index searched with a learned question weight table (times IDF with ``idf``)."""
+        return self._variant(idf, self.hybrid, self.method, table, path)
 
     def with_idf(self) -> IndexRetriever:
         """The same index searched with the app's IDF option."""
@@ -504,6 +527,7 @@ class IndexRetriever:
             hybrid=self.hybrid,
             fusion=self.method,
             depth=k,
+            table=self.table,
         )
 
     def top(self, question: str, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -631,6 +655,25 @@ def measure(
     }
 
 
+def load_table(source: str | Path, vocab_size: int | None = None) -> tuple[np.ndarray, str]:
+    """A learned question weight table and where it was read: a bundle folder's own
+    (``Bundle.query_weights``) or a ``.npy`` file (``engine.model.bundle.read_query_weights``)."""
+    from engine.model.bundle import Bundle, read_query_weights
+
+    path = Path(source)
+    if path.is_dir():
+        table = Bundle.open(path).query_weights
+        if table is None:
+            raise SystemExit(f"{path}: the bundle ships no query weight table")
+        return table, str(path / str(Bundle.open(path).config["query_weights"]))
+    if vocab_size is None:
+        vocab_size = int(np.load(path, mmap_mode="r", allow_pickle=False).shape[0])
+    try:
+        return read_query_weights(path, vocab_size), str(path)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+
+
 def parse_baselines(text: str | None) -> list[str]:
     if text is None:
         return list(BASELINES)
@@ -661,6 +704,8 @@ def run_evaluation(
     fusions: Sequence[str] | None = None,
     prune_ratio: float = 0.0,
     scorer: str = "index",
+    query_weights: Sequence[str | Path] = (),
+    query_weights_idf: Sequence[str | Path] = (),
 ) -> dict:
     """Evaluate the requested systems; returns the report written as JSON by the command.
 
@@ -668,9 +713,13 @@ def run_evaluation(
     SPARC row and fusion method in ``fusions`` (default: the app's; one encoding serves them all).
     ``scorer``: ``index`` ranks the SPARC rows through the app's own index and search
     (``IndexRetriever``); ``float`` with the float CSR scorer (``SparcRetriever``, the oracle).
+    ``query_weights`` / ``query_weights_idf``: learned tables (``.npy`` files or bundle folders),
+    each a row without / with IDF (``load_table``; index scorer only).
     """
     if scorer not in SCORERS:
         raise ValueError(f"unknown scorer {scorer!r}; choose from {', '.join(SCORERS)}")
+    if (query_weights or query_weights_idf) and (scorer != "index" or (model_dir is None and encoder is None)):
+        raise ValueError("learned query weight rows need a model and the index scorer")
     data = load_eval_set(sentences_path, questions_path, limit)
     pool, questions, relevants, skipped = data.pool, data.questions, data.relevants, data.skipped
     texts = data.texts
@@ -738,6 +787,12 @@ def run_evaluation(
             }
         index_s = time.perf_counter() - t0
         sparc_rows = [retriever] + ([retriever.with_idf()] if idf else [])
+        if isinstance(retriever, IndexRetriever):
+            vocab = _bundle_vocab_size(model_dir) or getattr(getattr(encoder, "config", None), "vocab_size", None)
+            for with_idf, tables in ((False, query_weights), (True, query_weights_idf)):
+                for t in tables:
+                    table, where = load_table(t, vocab)
+                    sparc_rows.append(retriever.with_table(table, where, with_idf))
         systems.extend((r, index_s) for r in sparc_rows)
         if hybrid and scorer == "index":
             systems.extend((r.with_hybrid(m), index_s) for r in sparc_rows for m in (fusions or [None]))
@@ -766,6 +821,8 @@ def run_evaluation(
             row["scorer"] = "index" if isinstance(sparc, IndexRetriever) else "float"
             row["cache"] = str(sparc.cache_path) if sparc.cache_path else None
             row["from_cache"] = sparc.from_cache
+        if isinstance(sparc, IndexRetriever) and sparc.table is not None:
+            row["query_weights"] = sparc.table_path
         report["results"].append(row)
         log(
             f"{row['system']}: MRR {row['mrr@1000']:.2f} R@1 {row['r@1']:.2f} R@10 {row['r@10']:.2f} "
@@ -850,6 +907,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="bundle",
         help="a repeated question token counts once (unique) or per occurrence (counts); default: the bundle's",
     )
+    parser.add_argument(
+        "--query-weights",
+        action="append",
+        default=[],
+        metavar="TABLE",
+        help="add a row weighting question ids by this learned table (.npy or a bundle shipping one); repeatable",
+    )
+    parser.add_argument(
+        "--query-weights-idf",
+        action="append",
+        default=[],
+        metavar="TABLE",
+        help="add a row weighting question ids by this table times the index's IDF; repeatable",
+    )
 
 
 def _fusions(text: str | None) -> list[str] | None:
@@ -891,6 +962,8 @@ def run(args: argparse.Namespace) -> int:
         fusions=_fusions(args.fusion),
         prune_ratio=args.prune_ratio,
         scorer=getattr(args, "scorer", "index"),
+        query_weights=getattr(args, "query_weights", []),
+        query_weights_idf=getattr(args, "query_weights_idf", []),
     )
     report["query_tokens"] = args.query_tokens
     report["prune_ratio"] = args.prune_ratio

@@ -16,9 +16,14 @@ has one default wherever it is used. The defaults, for a key the config leaves o
 ``prune_ratio``             0 (top-K only)
 ``embedding_initializer``   ``word_embeddings_fp16``
 ``training_steps``          0
+``query_weights``           none (questions weigh 1 per id, times IDF when it is on)
 ==========================  ========================================================
 
 ``top_k``, ``max_length`` and ``vocab_size`` have no default: a config without them is refused.
+
+``query_weights`` names a ``.npy`` file of the folder holding one float32 >= 0 per vocabulary
+id (``sparcdesk-train query-weights``, issue 13): a learned factor the engine multiplies into
+each question id's weight. It is read and checked when the bundle is opened.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tokenizers import Tokenizer
 
 from engine.model.features import (
@@ -50,6 +56,28 @@ DEFAULT_GRAPH = "model.int8.onnx"
 DEFAULT_INITIALIZER = "word_embeddings_fp16"
 #: keys a bundle must set, with their type
 REQUIRED = {"top_k": int, "max_length": int, "vocab_size": int}
+#: the learned question weight table's file name as ``sparcdesk-train query-weights`` writes it
+QUERY_WEIGHTS_FILE = "query_weights.npy"
+
+
+def read_query_weights(path: Path, vocab_size: int) -> np.ndarray:
+    """A question weight table: float32 ``[vocab_size]``, finite, >= 0. ``ValueError`` naming
+    the file and the reason otherwise (a table that does not fit would weigh the wrong ids)."""
+    try:
+        table = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: the query weight table is missing") from None
+    except (OSError, ValueError, EOFError) as exc:
+        raise ValueError(f"{path}: not a .npy array ({' '.join(str(exc).split())[:200]})") from exc
+    if table.ndim != 1 or table.shape[0] != vocab_size:
+        raise ValueError(f"{path}: shape {table.shape}, expected ({vocab_size},), one weight per vocabulary id")
+    if not np.issubdtype(table.dtype, np.floating) and not np.issubdtype(table.dtype, np.integer):
+        raise ValueError(f"{path}: dtype {table.dtype}, expected floats")
+    table = table.astype(np.float32)
+    if not np.all(np.isfinite(table)) or np.any(table < 0):
+        raise ValueError(f"{path}: weights must be finite and >= 0")
+    table.setflags(write=False)
+    return table
 
 
 class BundleError(ValueError, FileNotFoundError):
@@ -110,6 +138,14 @@ class Bundle:
         needed = graph or bundle.onnx
         if not (path / needed).is_file():
             raise BundleError(path, f"{needed} is missing")
+        name = cfg.get("query_weights")
+        if name is not None:
+            if not isinstance(name, str) or not name or Path(name).name != name:
+                raise BundleError(path, f"{CONFIG}: 'query_weights' is {name!r}, not a file name of the folder")
+            try:
+                bundle._cache["query_weights"] = read_query_weights(path / name, bundle.vocab_size)
+            except ValueError as exc:
+                raise BundleError(path, str(exc).replace(f"{path / name}: ", f"{name}: ", 1)) from None
         return bundle
 
     # ---- config.json, typed, with the module's one set of defaults
@@ -178,6 +214,12 @@ class Bundle:
         """The folder of the bundle an adapted one was made from."""
         src = (self.config.get("adapted_from") or {}).get("path")
         return Path(src) if src else None
+
+    @property
+    def query_weights(self) -> np.ndarray | None:
+        """The learned question weight per vocabulary id (read-only float32), or None: the
+        bundle ships no table and a question id weighs 1 (times IDF when that is on)."""
+        return self._cache.get("query_weights")
 
     # ---- files
 

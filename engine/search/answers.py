@@ -3,7 +3,8 @@
 A question becomes a bag of WordPiece ids (no network runs on it, SPARC.md §1) and the
 index returns the exact top-1000 sentences by SPARC score, optionally with each question
 token weighted by its IDF over the indexed sentences (CAI: ``log(N / N_t)``, 1 for a token
-no sentence has) and optionally fused with BM25 (CAI: raw BM25 plus raw SPARC over each system's top-100; a
+no sentence has) and by the bundle's learned question weight table when it ships one
+(``term_weights``), and optionally fused with BM25 (CAI: raw BM25 plus raw SPARC over each system's top-100; a
 sentence missing from one list gets that list's minimum; ``fuse`` also has min-max and
 reciprocal-rank fusion, measured worse).
 
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field, replace
 from email.utils import parseaddr
 from pathlib import Path
 from typing import Any, Protocol
+
+import numpy as np
 
 from engine.index.sentences import IndexFilters, IndexHit, SentenceIndex
 from engine.ingest.documents import LINE_KINDS
@@ -257,9 +260,26 @@ class QueryEncoder:
         self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
         self.config = Bundle.open(self.bundle_dir)
         self.tokenizer = self.config.tokenizer()
+        #: the bundle's learned weight per vocabulary id, or None (``term_weights``)
+        self.table: np.ndarray | None = self.config.query_weights
 
     def question_ids(self, text: str) -> list[int]:
         return self.config.question_ids(text)
+
+
+def term_weights(
+    index: SentenceIndex, qids: Sequence[int], idf: bool, table: np.ndarray | None = None
+) -> dict[int, float] | bool | None:
+    """How each question id is weighted, in ``SentenceIndex.search``'s terms: None (plain)
+    or True (the index's IDF) without a table, as before tables existed; with the bundle's
+    learned ``table`` (issue 13), ``table[t]`` times the index's IDF of ``t`` when ``idf``
+    (an id past the table's end weighs 1). The index rounds the product to its integer grid."""
+    if table is None:
+        return True if idf else None
+    ids = list(dict.fromkeys(int(t) for t in qids))
+    base = index.idf(ids) if idf else {}
+    n = table.shape[0]
+    return {t: (float(table[t]) if 0 <= t < n else 1.0) * base.get(t, 1.0) for t in ids}
 
 
 class _Stemmer:
@@ -594,30 +614,33 @@ def rank_sentences(
     fusion: str = DEFAULT_FUSION,
     filters: IndexFilters | None = None,
     depth: int = RANK_DEPTH,
+    table: np.ndarray | None = None,
 ) -> list[tuple[int, float]]:
     """The sentence ranking ``ask`` groups into documents: ``(sentence_id, score)``, best
     first. SPARC alone: the top ``depth`` by SPARC score (``idf``: question tokens weighted by
-    their IDF over the index). Hybrid: SPARC's and BM25's top ``HYBRID_DEPTH`` fused
-    (``fuse``), at most 2 x ``HYBRID_DEPTH`` sentences. The evaluation ranks pools with it."""
-    return _rank_sentences(index, qids, question, idf, hybrid, fusion, filters, depth)[0]
+    their IDF over the index; ``table``: by the bundle's learned weights too, ``term_weights``).
+    Hybrid: SPARC's and BM25's top ``HYBRID_DEPTH`` fused (``fuse``), at most 2 x
+    ``HYBRID_DEPTH`` sentences. The evaluation ranks pools with it."""
+    weights = term_weights(index, qids, idf, table)
+    return _rank_sentences(index, qids, question, weights, hybrid, fusion, filters, depth)[0]
 
 
 def _rank_sentences(
     index: SentenceIndex,
     qids: Sequence[int],
     question: str,
-    idf: bool,
+    weights: dict[int, float] | bool | None,
     hybrid: bool,
     fusion: str,
     filters: IndexFilters | None,
     depth: int,
 ) -> tuple[list[tuple[int, float]], float | None]:
-    """``rank_sentences``, and the best sentence's SPARC score (None when nothing matched):
-    with ``idf`` it is the no-answer decision's match, which ``ask`` need not search again."""
-    use_idf = True if idf else None
+    """``rank_sentences`` with the question's ``term_weights``, and the best sentence's SPARC
+    score (None when nothing matched): with plain IDF (``weights`` True) it is the no-answer
+    decision's match, which ``ask`` need not search again."""
     if not qids:
         return (fuse([], index.bm25(question, HYBRID_DEPTH, filters=filters), fusion) if hybrid else []), None
-    sparc = index.search(qids, HYBRID_DEPTH if hybrid else depth, idf=use_idf, filters=filters)
+    sparc = index.search(qids, HYBRID_DEPTH if hybrid else depth, idf=weights, filters=filters)
     top = sparc[0].score if sparc else None
     if hybrid:
         return fuse(sparc, index.bm25(question, HYBRID_DEPTH, filters=filters), fusion), top
@@ -663,9 +686,9 @@ def ask(
     question = parsed.text or " ".join(c.text for g in parsed.required for c in g) or question
     qids = query.question_ids(question)
     terms = question_terms(question)
-    use_idf = True if idf else None
+    use_idf = term_weights(index, qids, idf, query.table)
     doc_scores: dict[str, float] = {}
-    ranked, sparc_top = _rank_sentences(index, qids, question, idf, hybrid, fusion, f, RANK_DEPTH)
+    ranked, sparc_top = _rank_sentences(index, qids, question, use_idf, hybrid, fusion, f, RANK_DEPTH)
     if hybrid:
         # Question words only (the stopword list is longer than the index analyzer's): a
         # long question's "how", "would", "about" would otherwise rank whole documents.
@@ -754,7 +777,7 @@ def ask(
         answers.coverage, n_terms = index.coverage(content_words(question), answers[0].doc_key)
         if n_terms == 0:  # the document index has no terms for it: the question is only stopwords
             answers.coverage = 1.0 if answers[0].best.score > 0 else 0.0
-        if not idf:  # the ranking's SPARC scores were not IDF-weighted: the match is
+        if use_idf is not True:  # the ranking's SPARC scores were not (only) IDF-weighted: the match is
             best = index.search(qids, 1, idf=True, filters=f) if qids else []
             sparc_top = best[0].score if best else None
         ceiling = index.max_score(qids, idf=True, tokens=ANSWER_TOKENS) if qids else 0.0
