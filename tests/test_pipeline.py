@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from email.message import EmailMessage
@@ -25,8 +24,10 @@ import pytest
 from engine.api.facade import Engine, SearchFilters
 from engine.catalog.store import Catalog
 from engine.catalog.texts import TextStore
+from engine.home import crashpoints
 from engine.index.docindex import mail_header_lines
 from engine.index.sentences import SentenceIndex
+from engine.indexer import commit
 from engine.indexer.prepare import has_name_line
 from engine.ingest.extract import extract
 from engine.ingest.segment import passages_of
@@ -357,27 +358,20 @@ def test_commits_in_batches(engine: Engine, tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- crash repair
 
 
-# A run of sparcdesk killed (SIGKILL, by itself) at one step of its first commit: just before
-# the tantivy commit (the journal already names the units), or right after it, before the
-# catalog records the first finished unit.
-KILLED_AT_COMMIT_STEP = textwrap.dedent(
-    """
-    import os, signal, sys
-    from pathlib import Path
-    from engine.api.facade import Engine
-    from engine.index.sentences import SentenceIndex
-    from engine.indexer.run import Indexer
-    owner, name = {"before_index_commit": (SentenceIndex, "commit"),
-                   "after_index_commit": (Indexer, "_record_job")}[sys.argv[2]]
-    setattr(owner, name, lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL))
-    Engine(home=Path(sys.argv[1]), threads=1).index()
-    print("not killed", flush=True)
-    """
+# A run of sparcdesk killed (SIGKILL) at one step of its first commit, a crash point of
+# engine.indexer.commit: just before the index commit (the journal already names the units),
+# or right after it, before the catalog records the finished units.
+INDEX_ALL = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from engine.api.facade import Engine\n"
+    "Engine(home=Path(sys.argv[1]), threads=1).index()\n"
+    "print('not paused')\n"
 )
 
 
-@pytest.mark.parametrize("where", ["after_index_commit", "before_index_commit"])
-def test_kill_between_commit_steps_is_repaired(engine: Engine, tmp_path: Path, where: str) -> None:
+@pytest.mark.parametrize("step", [commit.INDEXED, commit.JOURNALED])
+def test_kill_between_commit_steps_is_repaired(engine: Engine, tmp_path: Path, step: str) -> None:
     """A real indexing process killed between the journal, the index commit and the catalog
     update leaves a state the next run repairs with no duplicate or lost sentence."""
     files = _corpus(tmp_path / "notes", 5)
@@ -386,14 +380,28 @@ def test_kill_between_commit_steps_is_repaired(engine: Engine, tmp_path: Path, w
         write(f, f.read_text() + " A third sentence was added.")
     write(tmp_path / "notes" / "new.txt", "A new file arrived. It has two sentences.")
 
-    proc = subprocess.run(
-        [sys.executable, "-c", KILLED_AT_COMMIT_STEP, str(engine.layout.home), where],
+    proc = subprocess.Popen(
+        [sys.executable, "-c", INDEX_ALL, str(engine.layout.home)],
         cwd=ROOT,
-        capture_output=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), **{crashpoints.ENV: step}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=600,
     )
-    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stdout, proc.stderr[-3000:])
+    try:
+        assert proc.stderr is not None
+        seen: list[str] = []
+        for line in proc.stderr:  # blocks until the step is announced or the process ends
+            seen.append(line)
+            if line.strip() == f"{crashpoints.ANNOUNCE}{step}":
+                break
+        assert seen and seen[-1].strip() == f"{crashpoints.ANNOUNCE}{step}", "".join(seen)[-3000:]
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait() == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
     store = TextStore(Catalog(engine.layout.catalog))
     assert store.journal_units()  # the journal knows what may be in the index
     with Engine(home=engine.layout.home, threads=1) as again:  # the next run, a new process's

@@ -1,6 +1,6 @@
 """Document texts and the indexer's journal: two tables of the catalog database.
 
-The indexer's commit protocol (:mod:`engine.indexer.run`) writes both inside the catalog's
+The indexer's commit protocol (:mod:`engine.indexer.commit`) writes both inside the catalog's
 transactions; the window's preview reads the texts.
 """
 
@@ -19,7 +19,7 @@ class TextStore:
     digest of its text and fields, for the preview pane and for deciding whether a document
     of a changed unit must be re-encoded. ``index_journal(unit, key)``: documents whose
     sentences may have reached the index without the catalog knowing yet (see
-    :mod:`engine.indexer.run`). Both are written inside the catalog's transactions; the
+    :mod:`engine.indexer.commit`). Both are written inside the catalog's transactions; the
     catalog's schema creates them (:data:`engine.catalog.store.MIGRATIONS`, step 2).
     """
 

@@ -14,29 +14,20 @@ the catalog (size and mtime, then content hash) and re-indexes only what changed
   the index and re-added, and documents that disappeared are deleted.
 
 Crash safety (kill -9 at any point loses at most the uncommitted batch, and a restart
-leaves no duplicates). Changes are committed every ``commit_every`` sentences or
-``commit_seconds`` seconds, in three steps:
-
-  (a) catalog transaction: the text and digest of every document touched since the last
-      commit, and a *journal* row (unit, document key) for each;
-  (b) the tantivy commit;
-  (c) catalog transaction: for every unit finished before the commit, its documents,
-      messages and file row (status, size, mtime, hash, generation), and its journal rows
-      are cleared; deleted files are forgotten.
-
-A unit whose file row was not written in (c) is re-indexed by the next run (its row still
-has the old size/mtime, or is pending, or absent), and before re-adding a document the
-indexer deletes every key the catalog knows for the unit: the committed documents and the
-journal, which covers whatever (a) announced and (b) may have committed. So the catalog
-never claims what the index lacks, and the index never keeps a sentence the catalog cannot
-find again.
+leaves no duplicates): changes are committed every ``commit_every`` sentences or
+``commit_seconds`` seconds by :class:`engine.indexer.commit.Committer`, whose module says
+the order of the steps and why the next run repairs a crash between any two of them. This
+module's part of that: before re-adding a unit's documents it deletes every key the catalog
+knows for the unit and every key the journal names (:meth:`Indexer._start_job`,
+:meth:`Indexer._delete_unit`).
 
 The journal and the document texts (for the preview pane and for "did this document
 change?") live in two tables of the catalog database (:class:`engine.catalog.texts.TextStore`).
 
 The stages of a run live beside this module: :mod:`engine.indexer.scan` (what changed),
 :mod:`engine.indexer.produce` (the extraction thread), :mod:`engine.indexer.prepare` (a
-Document as sentences and records), :mod:`engine.indexer.progress` (what a run reports).
+Document as sentences and records), :mod:`engine.indexer.commit` (the commit),
+:mod:`engine.indexer.progress` (what a run reports).
 """
 
 from __future__ import annotations
@@ -51,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.catalog.store import Catalog, DocumentRow, FileState, Generation, now_iso
+from engine.catalog.store import Catalog, DocumentRow, Generation
 from engine.catalog.texts import TextStore
 from engine.common.progress import Cancelled, Progress
 from engine.home import diskspace
@@ -59,6 +50,7 @@ from engine.home.paths import Layout
 from engine.index.docindex import DocumentText
 from engine.index.quantize import fit_quantizer
 from engine.index.sentences import META_FILE, SentenceIndex, SentenceRecord
+from engine.indexer.commit import Committer
 from engine.indexer.prepare import RECORDS_VERSION, PreparedDoc, document_digest, has_name_line, message_row
 from engine.indexer.produce import drain, produce
 from engine.indexer.progress import RunResult
@@ -81,8 +73,6 @@ COMMIT_SECONDS = 20.0
 BATCH_SIZE = DEFAULT_BATCH  # see engine.model.encoder
 #: Sentences collected (across documents and units) before they are encoded and added.
 FLUSH_SENTENCES = 128
-#: At most this many per-part errors are kept in a file's ``last_error``.
-MAX_REASONS = 5
 
 
 @dataclass
@@ -147,12 +137,8 @@ class Indexer:
         self._buffer: list[_Pending] = []
         self._deletes: list[str] = []
         self._wholes: list[DocumentText] = []
-        self._handled: list[tuple[str, str, str, str]] = []
-        self._finished: list[Job] = []
-        self._forget: list[str] = []
-        self._dirty = False
-        self._since_commit = 0
-        self._last_commit = time.monotonic()
+        #: What the catalog must learn at the next commit, and the commit itself.
+        self.committer = Committer(self.catalog, self.store, self.layout.home)
         self._t0 = time.monotonic()
         self._last_progress = 0.0
         self._phase = "scanning"
@@ -292,9 +278,8 @@ class Indexer:
     def _space_needed(self) -> int:
         """About how many more bytes this run needs: its next commit, and the files still to
         do at the sentences per byte seen so far."""
-        need = diskspace.commit_estimate(
-            self._since_commit + len(self._buffer), sum(len(t) for *_, t in self._handled)
-        )
+        c = self.committer
+        need = diskspace.commit_estimate(c.sentences + len(self._buffer), c.text_bytes())
         rest = max(0, self._bytes_total - self._bytes_done)
         per_byte = self.result.sentences / self._bytes_done if self._bytes_done and self.result.sentences else 0.01
         return need + int(rest * per_byte * diskspace.BYTES_PER_SENTENCE)
@@ -450,7 +435,7 @@ class Indexer:
         try:
             if doc.key in job.old_keys:
                 self._deletes.append(doc.key)
-            self._handled.append((job.path, doc.key, prepared.digest, doc.text))
+            self.committer.journal(job.path, doc.key, prepared.digest, doc.text)
             job.docs.append(
                 DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, len(prepared.records))
             )
@@ -484,7 +469,7 @@ class Indexer:
         ):
             return False
         i = names[0]
-        self._handled.append((job.path, doc.key, prepared.digest, doc.text))
+        self.committer.journal(job.path, doc.key, prepared.digest, doc.text)
         job.docs.append(DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, len(prepared.records)))
         job.sentences += len(prepared.records)
         if prepared.whole is not None:
@@ -518,7 +503,7 @@ class Indexer:
             self._finish(job)
 
     def _finish(self, job: Job) -> None:
-        self._finished.append(job)
+        self.committer.unit_done(job)
         self.result.files_done += 1
         self._bytes_done += job.size
         if job.unit_error is not None:
@@ -530,7 +515,7 @@ class Indexer:
     def _delete_unit(self, path: str) -> None:
         keys = {d.key for d in self.catalog.documents(path)} | self.store.journal(path)
         self._deletes.extend(sorted(keys))
-        self._forget.append(path)
+        self.committer.unit_deleted(path)
         self.result.deleted += 1
         self.result.changed_paths.append(path)
 
@@ -541,12 +526,12 @@ class Indexer:
         if self._deletes and self.index is not None:
             for key in self._deletes:
                 self.index.delete_document(key)
-            self._dirty = True
+            self.committer.index_changed()
         self._deletes = []
         if self._wholes and self.index is not None:
             self.index.add_documents(self._wholes)
             self._wholes = []
-            self._dirty = True
+            self.committer.index_changed()
 
     def _flush(self) -> None:
         if not self._buffer:
@@ -563,8 +548,7 @@ class Indexer:
         index = self._ensure_index(vectors)
         self._apply_deletes()
         index.add([p.record for p in items], vectors)
-        self._dirty = True
-        self._since_commit += len(items)
+        self.committer.index_changed(len(items))
         self.result.sentences += len(items)
         for p in items:
             p.job.outstanding -= 1
@@ -572,90 +556,31 @@ class Indexer:
                 self._finish(p.job)
 
     def _maybe_commit(self) -> None:
-        if self._since_commit >= self.commit_every or (
-            (self._dirty or self._finished) and time.monotonic() - self._last_commit >= self.commit_seconds
-        ):
+        if self.committer.due(self.commit_every, self.commit_seconds):
             self._flush()
             self._commit()
 
     def _commit(self) -> None:
-        """Steps (a), (b), (c) of the module docstring."""
+        """The index's pending deletes, then the commit (:mod:`engine.indexer.commit`)."""
         self._apply_deletes()
-        if not (self._dirty or self._finished or self._forget or self._handled):
+        if not self.committer.has_work():
             return
-        # Short of space for what this commit writes: stop before writing anything.
-        texts = sum(len(t) for *_, t in self._handled)
-        needed = diskspace.commit_estimate(self._since_commit if self._dirty else 0, texts)
-        free = diskspace.free_bytes(self.layout.home)
-        if free is not None and free < needed:
-            raise diskspace.DiskFullError(self.layout.home, free, self._space_needed(), self.result.files_done)
-        phase, self._phase = self._phase, "committing"
-        self._report(force=True)
-        cat = self.catalog
-        if self._handled:
-            with cat.transaction():
-                self.store.put(self._handled)
-            self._handled = []
-        if self._dirty and self.index is not None:
-            self.index.commit()
+        phase = self._phase
+
+        def committing() -> None:
+            self._phase = "committing"
+            self._report(force=True)
+
+        def short_of_space(free: int | None) -> Exception:
+            return diskspace.DiskFullError(self.layout.home, free, self._space_needed(), self.result.files_done)
+
+        if self.committer.commit(
+            self.index, self.generation.id if self.generation else None, short_of_space, committing
+        ):
             self.result.commits += 1
-        self._dirty = False
-        with cat.transaction():
-            for job in self._finished:
-                self._record_job(job)
-            for path in self._forget:
-                cat.remove_file(path)
-                self.store.forget_unit(path)
-        self._finished = []
-        self._forget = []
-        self._since_commit = 0
-        self._last_commit = time.monotonic()
         self._phase = phase
         if self.on_commit is not None:
             try:
                 self.on_commit()
             except Exception:
                 log.exception("on_commit callback failed")
-
-    def _record_job(self, job: Job) -> None:
-        cat = self.catalog
-        gen = self.generation.id if self.generation else None
-        if job.unit_error is not None and not job.docs:
-            old = cat.replace_documents(job.path, [])
-            cat.delete_messages(old)
-            self.store.forget_unit(job.path)
-            cat.record_error(job.path, job.source_id, job.unit_error, job.size, job.mtime_ns)
-            return
-        old = cat.replace_documents(job.path, job.docs)
-        gone = set(old) - job.seen
-        cat.delete_messages(gone)
-        self.store.delete_keys(gone)
-        if job.messages:
-            cat.upsert_messages(job.messages)
-        reason = None
-        if job.reasons:
-            extra = len(job.reasons) - MAX_REASONS
-            reason = "; ".join(job.reasons[:MAX_REASONS]) + (f"; and {extra} more" if extra > 0 else "")
-        if job.sentences == 0:
-            reason = "nothing to index: " + (reason or ("no documents" if not job.docs else "no text found"))
-        status = "ok"
-        if job.unit_error is not None:
-            # Its content could not be read (a damaged file, a permission): a failure, listed
-            # and retried when it changes, but the file is in the index by its name.
-            status = "error"
-            reason = job.unit_error + (f"; {reason}" if reason else "")
-        cat.upsert_file(
-            FileState(
-                job.path,
-                job.source_id,
-                job.size,
-                job.mtime_ns,
-                job.hash,
-                status,
-                reason,
-                job.sentences,
-                now_iso(),
-                gen,
-            )
-        )
-        self.store.clear_journal(job.path)
