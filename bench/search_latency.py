@@ -1,8 +1,17 @@
 """Question latency of the sentence index (exact SPARC scoring from its column store)
-against the brute-force oracle, at 100k and 1M sentences.
+against the brute-force oracle, at 100k and 1M sentences, and of the one-store alternative,
+SPARC as tantivy impact terms (``--impact-base``, bench/impact_terms.py), in the same run.
 
     python -m bench.search_latency --sentences 100000 --sentences 1000000 --queries 200 \
-        [--npz runs/cache/sparc-sparc-tiny-<hash>.npz] [--top-k 1000] [--workdir /tmp/sparcdesk-bench]
+        [--npz runs/cache/sparc-sparc-tiny-<hash>.npz] [--top-k 1000] [--workdir /tmp/sparcdesk-bench] \
+        [--impact-base 16 --impact-base 256]
+
+Every store answers the same questions unfiltered, IDF-weighted, top 10 only, and under three
+filters (a kind: 1/4 of the sentences, a folder: 1/50, a date range: the newest 1/10), each
+question's variants back to back; the top 10 of every store, with and without IDF and under
+every filter, is compared with the oracle's (ids and scores). The column index's first
+question with a new filter (which asks tantivy for the filter's sentence ids, then caches
+them per commit) is timed apart as ``filter_first_ms``.
 
 For each corpus size it builds (or resumes building) an index of synthetic SPARC-shaped
 vectors (bench/synthetic.py; ``--npz`` fits token popularity, non-zero counts and weight
@@ -44,6 +53,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from bench.impact_terms import ImpactIndex
 from bench.synthetic import VectorModel, sample_questions
 from engine.index.columns import COLUMNS_DIR
 from engine.index.oracle import BruteForceOracle
@@ -131,20 +141,47 @@ def _vectors(indptr: np.ndarray, ids: np.ndarray, weights: np.ndarray) -> list[S
     return [SparseVector(ids[a:b], weights[a:b]) for a, b in zip(indptr[:-1], indptr[1:], strict=True)]
 
 
+KINDS = ("pdf", "mail", "docx", "txt")
+FOLDERS = 50
+T0 = 978_307_200  # 2001-01-01 UTC; sentence i is dated T0 + 60 i
+
+
+def _kind_of(sid: np.ndarray) -> np.ndarray:
+    """Index into KINDS of each sentence (8 sentences per document, documents cycle kinds)."""
+    return (sid // 8) % len(KINDS)
+
+
+def _folder_of(sid: np.ndarray) -> np.ndarray:
+    return (sid // 8) % FOLDERS
+
+
 def _records(start: int, n: int) -> list[SentenceRecord]:
-    kinds = ("pdf", "mail", "docx", "txt")
+    sid = np.arange(start, start + n)
+    kind, folder = _kind_of(sid).tolist(), _folder_of(sid).tolist()
     return [
         SentenceRecord(
             doc_key=f"doc-{(start + j) // 8}",
             text="",
             position=(start + j) % 8,
-            path=f"/bench/folder{((start + j) // 8) % 50}/doc-{(start + j) // 8}.txt",
-            kind=kinds[((start + j) // 8) % 4],
-            date=978_307_200 + (start + j) * 60,
+            path=f"/bench/folder{folder[j]}/doc-{(start + j) // 8}.txt",
+            kind=KINDS[kind[j]],
+            date=T0 + (start + j) * 60,
             sentence_id=start + j,
         )
         for j in range(n)
     ]
+
+
+def bench_filters(n: int) -> dict[str, tuple[IndexFilters, np.ndarray]]:
+    """The filters timed at corpus size ``n`` and the oracle's mask of each (row = sentence id):
+    a kind (1/4 of the sentences), a folder (1/50) and a date range (the newest 1/10)."""
+    sid = np.arange(n)
+    since = int(n * 0.9)
+    return {
+        "kind": (IndexFilters(kinds=["mail"]), _kind_of(sid) == KINDS.index("mail")),
+        "folder": (IndexFilters(folder="/bench/folder7"), _folder_of(sid) == 7),
+        "date": (IndexFilters(date_from=T0 + since * 60), sid >= since),
+    }
 
 
 def build(
@@ -194,6 +231,50 @@ def build(
     return Built(
         index_dir, chunks_dir, state["build_seconds"], state["generate_seconds"], resumed_from, quantizer
     )
+
+
+@dataclass
+class ImpactBuilt:
+    index_dir: Path
+    base: int
+    build_seconds: float
+    resumed_from: int
+
+
+def build_impact(
+    n: int, base: int, built: Built, model: VectorModel, tag: str, args: argparse.Namespace,
+    log: Callable[[str], None],
+) -> ImpactBuilt:
+    """Build (or resume) the impact-term tantivy index (bench/impact_terms.py) of the same
+    ``n`` sentences, records and quantiser as the column index in ``built``."""
+    workdir = Path(args.workdir)
+    name = f"imp{base}-n{n}-{tag}-s{args.seed}"
+    index_dir, state_file = workdir / name, workdir / f"{name}.json"
+    state = json.loads(state_file.read_text()) if state_file.exists() else {}
+    if index_dir.exists() and state:
+        idx = ImpactIndex.open(index_dir, writer_heap=512_000_000)
+    else:
+        idx = ImpactIndex.create(index_dir, base, built.quantizer)
+        state = {"build_seconds": 0.0}
+    done = idx.num_sentences
+    if done % CHUNK and done != n:
+        raise SystemExit(f"{index_dir}: {done} sentences is not a whole number of chunks; delete it")
+    resumed_from = done
+    for c in range(done // CHUNK, (n + CHUNK - 1) // CHUNK):
+        size = min(CHUNK, n - c * CHUNK)
+        indptr, ids, weights = _chunk(model, args.seed, c, size, built.chunks_dir)
+        t0 = time.perf_counter()
+        idx.add(_records(c * CHUNK, size), indptr, ids, weights)
+        idx.commit()
+        state["build_seconds"] += time.perf_counter() - t0
+        state_file.write_text(json.dumps(state))
+        log(f"  impact B={base}: {c * CHUNK + size:>9,} / {n:,} sentences (index {state['build_seconds']:.0f} s)")
+    if idx.writable:
+        t0 = time.perf_counter()
+        idx.wait_merging_threads()
+        state["build_seconds"] += time.perf_counter() - t0
+        state_file.write_text(json.dumps(state))
+    return ImpactBuilt(index_dir, base, state["build_seconds"], resumed_from)
 
 
 def build_oracle(n: int, built: Built, vocab: int, keep_float: bool) -> BruteForceOracle:
@@ -260,12 +341,18 @@ def _run_variants(
     return {k: _percentiles(v) for k, v in lat.items()}, {k: _percentiles(v) for k, v in cpu.items()}
 
 
+def _same(got: tuple[Sequence[int], Sequence[float]], want: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Top-10 ids and scores equal, bit for bit."""
+    return list(got[0]) == want[0][:10].tolist() and list(got[1]) == want[1][:10].tolist()
+
+
 def run_size(
     n: int, args: argparse.Namespace, model: VectorModel, tag: str, log: Callable[[str], None]
 ) -> dict[str, Any]:
     """Build, time and check one corpus size; returns the JSON-able result."""
     log(f"== {n:,} sentences ({tag})")
     built = build(n, model, tag, Path(args.workdir), args.seed, log)
+    impacts = [build_impact(n, b, built, model, tag, args, log) for b in args.impact_base or []]
     _reset_peak_rss()
     rss0 = _vmhwm_mb()
     idx = SentenceIndex.open(built.index_dir)
@@ -276,6 +363,7 @@ def run_size(
     q_len = [len(set(q)) for q in questions]
     segs = idx._view.columns.segments
     nnz = int(first[0][-1]) / (first[0].shape[0] - 1)
+    filters = bench_filters(n)
 
     result: dict[str, Any] = {
         "sentences": n,
@@ -295,23 +383,56 @@ def run_size(
         "resumed_from": built.resumed_from,
         "question_tokens": {"min": min(q_len), "median": statistics.median(q_len), "max": max(q_len)},
         "quantizer": built.quantizer.to_dict(),
+        "filters": {k: {"filter": repr(f), "share": float(m.mean())} for k, (f, m) in filters.items()},
     }
 
-    # Warm-up: the first touches of the memory-mapped columns come from disk.
-    log("  timing the index")
-    t0 = time.perf_counter()
-    for q in questions[:20]:
-        idx.search(q, args.top_k)
-    result["warmup_seconds_20_questions"] = time.perf_counter() - t0
-    kind = IndexFilters(kinds=["mail"])
-    idx.search(questions[0], 10, filters=kind)  # the filter's id set is cached per commit
+    # Warm-up, one pass over the questions: the first touches of the memory-mapped columns
+    # come from disk.
+    log("  timing the column index and the impact-term indexes")
+    first_pass = [_time(lambda q=q: idx.search(q, args.top_k))[0] for q in questions]
+    result["first_pass_ms"] = _percentiles(first_pass)
+    # The column index finds a filter's sentence ids with tantivy once per filter and commit:
+    # the first question with a new filter pays that, the next ones hit the cache.
+    result["filter_first_ms"] = {
+        k: _time(lambda f=f: idx.search(questions[0], args.top_k, filters=f))[0] for k, (f, _) in filters.items()
+    }
     variants: dict[str, Callable[[list[int]], Any]] = {
         "plain": lambda q: idx.search(q, args.top_k),
         "idf": lambda q: idx.search(q, args.top_k, idf=True),
         "plain_top10": lambda q: idx.search(q, 10),
-        "filter_kind": lambda q: idx.search(q, args.top_k, filters=kind),
     }
-    result["index_ms"], result["index_cpu_ms"] = _run_variants(questions, variants)
+    for k, (f, _) in filters.items():
+        variants[f"filter_{k}"] = lambda q, f=f: idx.search(q, args.top_k, filters=f)
+    stores: dict[str, ImpactIndex] = {}
+    for ib in impacts:
+        imp = ImpactIndex.open(ib.index_dir)
+        name = f"impact{ib.base}"
+        stores[name] = imp
+        # A question token's terms are looked up in tantivy's dictionary and made into query
+        # objects once per searcher (cached): the first pass over the questions pays that for
+        # every token, the timed pass below finds them cached (steady state: one commit,
+        # recurring tokens). The first pass is reported apart.
+        first_pass = [_time(lambda q=q, imp=imp: imp.search(q, args.top_k))[0] for q in questions]
+        result[name] = {
+            "base": ib.base,
+            "index_bytes": _dir_bytes(ib.index_dir),
+            "bytes_per_sentence": _dir_bytes(ib.index_dir) / n,
+            "tantivy_segments": imp.num_segments,
+            "build_seconds": ib.build_seconds,
+            "resumed_from": ib.resumed_from,
+            "first_pass_ms": _percentiles(first_pass),
+        }
+        variants[f"{name}_plain"] = lambda q, imp=imp: imp.search(q, args.top_k)
+        variants[f"{name}_idf"] = lambda q, imp=imp: imp.search(q, args.top_k, idf=True)
+        variants[f"{name}_plain_top10"] = lambda q, imp=imp: imp.search(q, 10)
+        for k, (f, _) in filters.items():
+            variants[f"{name}_filter_{k}"] = lambda q, imp=imp, f=f: imp.search(q, args.top_k, filters=f)
+    lat, cpu = _run_variants(questions, variants)
+    result["index_ms"] = {k: v for k, v in lat.items() if not k.startswith("impact")}
+    result["index_cpu_ms"] = {k: v for k, v in cpu.items() if not k.startswith("impact")}
+    for name in stores:
+        result[name]["ms"] = {k[len(name) + 1 :]: v for k, v in lat.items() if k.startswith(name + "_")}
+        result[name]["cpu_ms"] = {k[len(name) + 1 :]: v for k, v in cpu.items() if k.startswith(name + "_")}
     result["index_peak_rss_mb"] = _vmhwm_mb()
     result["rss_before_open_mb"] = rss0
 
@@ -322,35 +443,48 @@ def run_size(
         oracle = build_oracle(n, built, args.vocab, keep_float)
         result["oracle_build_seconds"] = time.perf_counter() - t0
         idfs = {tuple(q): idx.idf(q) for q in questions}
+        for name, imp in stores.items():  # both stores count the same document frequencies
+            result[name]["idf_equal"] = all(imp.idf(q) == idfs[tuple(q)] for q in questions[:20])
         log("  timing the oracle")
+        date_mask = filters["date"][1]
         result["oracle_ms"], result["oracle_cpu_ms"] = _run_variants(
             questions,
             {
                 "plain": lambda q: oracle.score(q, None, args.top_k),
                 "idf": lambda q: oracle.score(q, idfs[tuple(q)], args.top_k),
+                "filter_date": lambda q: oracle.score(q, None, args.top_k, mask=date_mask),
             },
         )
         log("  checking exactness and recall")
-        mismatches = 0
+        cases: list[tuple[str, IndexFilters | None, np.ndarray | None]] = [("none", None, None)]
+        cases += [(k, f, m) for k, (f, m) in filters.items()]
+        checks = {name: dict.fromkeys([c[0] for c in cases], 0) for name in ("columns", *stores)}
         recall: dict[str, list[float]] = {"plain@10": [], "idf@10": [], "plain@100": [], "idf@100": []}
         for q in questions:
             idf = idfs[tuple(q)]
             for w in (None, idf):
-                o_ids, o_sc = oracle.score(q, w, 100)
-                hits = idx.search(q, 10, idf=w)
-                if [h.sentence_id for h in hits] != o_ids[:10].tolist() or [h.score for h in hits] != o_sc[
-                    :10
-                ].tolist():
-                    mismatches += 1
+                for case, f, mask in cases:
+                    o = oracle.score(q, w, 100, mask=mask)
+                    hits = idx.search(q, 10, idf=w, filters=f)
+                    if not _same(([h.sentence_id for h in hits], [h.score for h in hits]), o):
+                        checks["columns"][case] += 1
+                    for name, imp in stores.items():
+                        got = imp.search(q, 10, idf=w, filters=f)
+                        if not _same((got[0].tolist(), got[1].tolist()), o):
+                            checks[name][case] += 1
                 if keep_float:
+                    o_ids, _ = oracle.score(q, w, 100)
                     f_ids, _ = oracle.float_score(q, w, 100)
                     name = "plain" if w is None else "idf"
                     for k in (10, 100):
                         recall[f"{name}@{k}"].append(
                             len(set(f_ids[:k]) & set(o_ids[:k])) / max(1, len(f_ids[:k]))
                         )
-        result["top10_mismatches"] = mismatches
+        result["top10_mismatches"] = checks["columns"]["none"]
         result["top10_checked"] = 2 * len(questions)
+        result["top10_mismatches_by_filter"] = checks["columns"]
+        for name in stores:
+            result[name]["top10_mismatches_by_filter"] = checks[name]
         if keep_float:
             result["recall_vs_float"] = {k: float(np.mean(v)) for k, v in recall.items()}
         del oracle
@@ -363,27 +497,29 @@ def run_size(
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
-    head = (
-        f"{'sentences':>10} {'vectors':>10} {'nnz':>5} {'seg':>4} {'bytes/sent':>10} {'build s':>8} "
-        f"{'idx p50':>7} {'idx p95':>7} {'cpu p50':>7} {'idf p50':>7} {'idf p95':>7} {'top10':>6} "
-        f"{'filt p50':>8} {'orc p50':>8} {'orc p95':>8} {'mismatch':>8} {'R@10':>6} {'RSS MB':>7}"
-    )
+    """One line per corpus size and store: p50 / p95 wall ms of each variant, bytes, exactness."""
+    variants = ("plain", "idf", "plain_top10", "filter_kind", "filter_folder", "filter_date")
+    head = f"{'sentences':>10} {'store':>10} {'B/sent':>7} {'seg':>4} " + " ".join(
+        f"{v.replace('plain_', '').replace('filter_', 'f:'):>13}" for v in variants
+    ) + f" {'mismatch':>9}"
     lines = [head, "-" * len(head)]
     for r in rows:
-        t = r["index_ms"]
-        o = r.get("oracle_ms") or {}
-        rec = r.get("recall_vs_float", {}).get("plain@10")
-        lines.append(
-            f"{r['sentences']:>10,} {r['vectors'][:10]:>10} {r['mean_nnz']:>5.0f} {r['column_segments']:>4} "
-            f"{r['bytes_per_sentence']:>10.0f} {r['build_seconds']:>8.0f} "
-            f"{t['plain']['p50']:>7.2f} {t['plain']['p95']:>7.2f} {r['index_cpu_ms']['plain']['p50']:>7.2f} "
-            f"{t['idf']['p50']:>7.2f} {t['idf']['p95']:>7.2f} {t['plain_top10']['p50']:>6.2f} "
-            f"{t['filter_kind']['p50']:>8.2f} "
-            f"{(o.get('plain') or {}).get('p50', float('nan')):>8.2f} "
-            f"{(o.get('plain') or {}).get('p95', float('nan')):>8.2f} "
-            f"{r.get('top10_mismatches', '-')!s:>8} {'' if rec is None else f'{rec:.4f}':>6} "
-            f"{r['index_peak_rss_mb']:>7.0f}"
-        )
+        stores = [("columns", r["index_ms"], r["bytes_per_sentence"], r["column_segments"],
+                   r.get("top10_mismatches_by_filter"))]
+        for k in r:
+            if k.startswith("impact") and isinstance(r[k], dict):
+                i = r[k]
+                stores.append((k, i["ms"], i["bytes_per_sentence"], i["tantivy_segments"],
+                               i.get("top10_mismatches_by_filter")))
+        o = r.get("oracle_ms")
+        if o:
+            stores.append(("oracle", o, float("nan"), 0, None))
+        for name, ms, bps, seg, mm in stores:
+            cells = " ".join(
+                f"{ms[v]['p50']:>6.2f}/{ms[v]['p95']:<6.2f}" if v in ms else f"{'':>13}" for v in variants
+            )
+            bad = "-" if mm is None else str(sum(mm.values()))
+            lines.append(f"{r['sentences']:>10,} {name:>10} {bps:>7.0f} {seg:>4} {cells} {bad:>9}")
     return "\n".join(lines)
 
 
@@ -401,6 +537,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     ap.add_argument(
         "--recall-max", type=int, default=100_000, help="largest corpus to measure float recall on"
+    )
+    ap.add_argument(
+        "--impact-base",
+        type=int,
+        action="append",
+        help="also build and time SPARC as tantivy impact terms with this digit base (16..256,"
+        " repeatable; bench/impact_terms.py)",
     )
     ap.add_argument("--note", default="", help="free text stored with the results")
     args = ap.parse_args(argv)
@@ -439,7 +582,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     print(_table(rows))
     print(
-        f"\nmilliseconds per question; top_k={args.top_k}; {args.queries} questions; RSS = index timing peak"
+        f"\nmilliseconds per question (p50/p95 wall); top_k={args.top_k}; {args.queries} questions;"
+        " mismatch = top-10 ids or scores unlike the oracle's (plain and IDF, unfiltered and each filter)"
     )
     print(f"other load: before {env_before['loadavg']} {env_before['busy']}")
     print(f"            after  {env_after['loadavg']} {env_after['busy']}")
