@@ -1,44 +1,89 @@
-"""Fixtures shared by several test modules, built once per test session (per xdist worker).
+"""Fixtures shared by several test modules, built once per test session.
 
-Indexing the sample corpus with the shipped model is the costly part of many tests; a
-session fixture does it once and the tests that only read it share the home. A test that
-changes an index gets a home of its own (or a ``shutil.copytree`` of a shared one).
+Indexing the sample corpus with the shipped model is the costly part of many tests; it is
+done once per run (``built_once``: the xdist workers share it) and each worker reads a copy
+of the home. A test that changes an index gets a home of its own (or a ``shutil.copytree``
+of a shared one).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from filelock import FileLock
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 #: the SQuAD training subset in ../shared/data (tests that need it skip without it)
 SQUAD_SUBSET = Path(__file__).resolve().parents[2] / "shared/data/squad/train-v1.1.subset-real-ids.json.gz"
 
 
-@pytest.fixture(scope="session")
-def app_samples(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
-    """A home with the sample corpus (copied, plus a corrupt PDF) indexed by the real engine:
-    ``home`` and ``corpus``. Read-only for the window tests of test_app and test_app_polish."""
-    from engine.api.facade import Engine
+_TMP_FACTORY: list[pytest.TempPathFactory] = []
 
-    base = tmp_path_factory.mktemp("app-samples")
-    corpus = base / "samples"
-    shutil.copytree(SAMPLES / "documents", corpus / "documents")
-    shutil.copytree(SAMPLES / "mail", corpus / "mail")
-    (corpus / "documents" / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not really a PDF\n")
-    home = base / "home"
-    engine = Engine(home=home)
-    try:
-        engine.add_source(corpus)
-        final = engine.index()
-    finally:
-        engine.close()
-    assert final.files_done == final.files_total > 0
-    return SimpleNamespace(home=home, corpus=corpus)
+
+@pytest.fixture(scope="session", autouse=True)
+def _remember_tmp_path_factory(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Lets plain helpers (test_search's ``sample_home``) reach the run's temporary folders."""
+    _TMP_FACTORY[:] = [tmp_path_factory]
+
+
+def built_once(name: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``build(folder)`` filled, built once for the whole run: under pytest-xdist
+    the workers share it (the first builds it under a file lock, the others wait for it), so
+    the sample corpus is encoded once per run instead of once per worker. Callers copy what
+    they may change (``copied_home``)."""
+    (factory,) = _TMP_FACTORY
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = factory.mktemp(name)
+        build(folder)
+        return folder
+    root = factory.getbasetemp().parent  # one per run, shared by its workers
+    folder = root / f"shared-{name}"
+    with FileLock(str(root / f"shared-{name}.lock")):
+        if not (folder / "built").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            (folder / "built").write_text("")
+    return folder
+
+
+def copied_home(home: Path, name: str) -> Path:
+    """A copy of a shared home for this worker alone (opening an engine writes to its home)."""
+    (factory,) = _TMP_FACTORY
+    copy = factory.mktemp(name) / "home"
+    shutil.copytree(home, copy, symlinks=True)
+    return copy
+
+
+@pytest.fixture(scope="session")
+def app_samples() -> SimpleNamespace:
+    """A home with the sample corpus (copied, plus a corrupt PDF) indexed by the real engine:
+    ``home`` and ``corpus``. Read-only for the window tests of test_app and test_app_polish;
+    the corpus is shared by the run's workers, the home is this worker's copy."""
+
+    def build(base: Path) -> None:
+        from engine.api.facade import Engine
+
+        corpus = base / "samples"
+        shutil.copytree(SAMPLES / "documents", corpus / "documents")
+        shutil.copytree(SAMPLES / "mail", corpus / "mail")
+        (corpus / "documents" / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not really a PDF\n")
+        engine = Engine(home=base / "home")
+        try:
+            engine.add_source(corpus)
+            final = engine.index()
+        finally:
+            engine.close()
+        assert final.files_done == final.files_total > 0
+
+    base = built_once("app-samples", build)
+    return SimpleNamespace(home=copied_home(base / "home", "app-samples"), corpus=base / "samples")
 
 
 # --------------------------------------------------------------------------- training data
