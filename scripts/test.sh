@@ -9,6 +9,9 @@ if ! command -v strace >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/
     || echo "could not install strace: tests/test_offline.py will be skipped" >&2
 fi
 export QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+# the tests start many Python processes (the CLI, indexing children): compile the
+# repo's modules once, so that none compiles them again where PYTHONDONTWRITEBYTECODE is set
+.venv/bin/python -m compileall -q engine app trainer bench >/dev/null
 .venv/bin/ruff check engine trainer app tests bench scripts
 # two workers (pytest-xdist), each test module whole on one of them: most tests keep one core
 # busy (one encoder thread, or a child process they wait for), so one worker leaves a core idle
