@@ -8,7 +8,8 @@ profile, a portable install), else the platform's per-user data folder
 Layout::
 
     HOME/
-      catalog.sqlite          sources, files, documents, messages, generations (engine.catalog.store)
+      catalog.sqlite          sources, files, documents, messages, generations, document texts and
+                              the indexing journal (engine.catalog.store, engine.catalog.texts)
       index/
         gen-000001/           one index per generation (engine.index.sentences: tantivy for text, BM25 and
                               filters, columns/ for the SPARC scores); the catalog says

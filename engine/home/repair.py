@@ -23,11 +23,9 @@ line prints: what happened, where the damaged part went, what sparcdesk does abo
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import sqlite3
 import struct
 import time
 import zlib
@@ -290,9 +288,7 @@ def repair_generations(layout: Layout, catalog: object) -> list[str]:
             where = f" moved to {dest};"
         with catalog.transaction():
             catalog.forget_generation_files(gen.id)
-            # "no such table": the first indexing run makes it, so there is nothing to forget
-            with contextlib.suppress(sqlite3.OperationalError):
-                TextStore(catalog).clear_all_journals()
+            TextStore(catalog).clear_all_journals()
         stale = layout.index_root / f".{folder.name}{_VERIFIED}"
         try:
             stale.unlink(missing_ok=True)
