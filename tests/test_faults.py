@@ -183,9 +183,12 @@ def _fill(disk: Path, leave: int) -> Path:
     return filler
 
 
-#: Files of the second corpus: 10 sentences each, ~2.7 MB of index in all (~4 KB a sentence,
-#: name lines included), well over the 1 MB left free, so the disk fills in its commit.
-TWO_FILES = 60
+#: Files of the second corpus: 10 sentences each, ~1.1 MB more in the data folder in all (~5 KB
+#: a sentence, name lines included), well over the 256 KB left free, so the disk fills in its
+#: commit (the column store's write falls short).
+TWO_FILES = 20
+#: Free space left on the small disk before the second corpus is indexed.
+LEFT_FREE = 256 << 10
 
 
 def _two_corpora(tmp_path: Path) -> tuple[Path, Path]:
@@ -225,7 +228,7 @@ def test_full_disk_stops_cleanly_and_the_next_run_continues(
     home = small_disk / "home"
     r = _cli(home, "index", str(one), "-q", "--threads", "1")
     assert r.returncode == 0, r.stderr
-    filler = _fill(small_disk, 1 << 20)
+    filler = _fill(small_disk, LEFT_FREE)
     args = ("index", str(two), "-q", "--threads", "1", "--commit-every", "200")
     if check == "before":
         r = _cli(home, *args)
