@@ -280,11 +280,9 @@ class Segment:
         a, b = int(self.ptr[token]), int(self.ptr[token + 1])
         if a == b:
             return
-        rows = self.rows[a:b]
-        if multiplier == 1:
-            acc[rows] += self.levels[a:b]
-        else:
-            acc[rows] += np.multiply(self.levels[a:b], multiplier, dtype=np.int32)
+        # ufunc.at: numpy 2's scatter-add takes ~half the time of ``acc[rows] += v`` (gather,
+        # add, scatter), on its fast path only, when the values are int32 like ``acc``.
+        np.add.at(acc, self.rows[a:b], np.multiply(self.levels[a:b], multiplier, dtype=np.int32))
 
     def doc_freq(self, token: int) -> int:
         """Live rows having ``token``."""
