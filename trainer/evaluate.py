@@ -657,10 +657,13 @@ def measure(
 
 def load_table(source: str | Path, vocab_size: int | None = None) -> tuple[np.ndarray, str]:
     """A learned question weight table and where it was read: a bundle folder's own
-    (``Bundle.query_weights``) or a ``.npy`` file (``engine.model.bundle.read_query_weights``)."""
-    from engine.model.bundle import Bundle, read_query_weights
+    (``Bundle.query_weights``), a ``.npy`` file (``engine.model.bundle.read_query_weights``) or
+    a folder holding ``query_weights.npy`` (``sparcdesk-train query-weights --out``)."""
+    from engine.model.bundle import CONFIG, QUERY_WEIGHTS_FILE, Bundle, read_query_weights
 
     path = Path(source)
+    if path.is_dir() and not (path / CONFIG).exists():
+        path = path / QUERY_WEIGHTS_FILE
     if path.is_dir():
         table = Bundle.open(path).query_weights
         if table is None:
