@@ -165,3 +165,19 @@ def test_a_table_that_is_not_an_array_is_refused(tmp_path: Path) -> None:
     (folder / "query_weights.npy").write_bytes(b"not numpy")
     with pytest.raises(BundleError, match="query_weights.npy: not a .npy array"):
         Bundle.open(folder)
+
+
+def test_encoder_threads_follow_sparcdesk_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``SPARCDESK_THREADS`` sets the encoder's default threads; a bad value is refused, named."""
+    from engine.model.encoder import SparseEncoder, default_threads
+
+    monkeypatch.setenv("SPARCDESK_THREADS", "3")
+    assert default_threads() == 3
+    assert SparseEncoder().session.get_session_options().intra_op_num_threads == 3
+    assert SparseEncoder(threads=1).session.get_session_options().intra_op_num_threads == 1
+    monkeypatch.delenv("SPARCDESK_THREADS")
+    assert 1 <= default_threads() <= 4
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("SPARCDESK_THREADS", bad)
+        with pytest.raises(ValueError, match=f"SPARCDESK_THREADS must be a whole number .* not '{bad}'"):
+            default_threads()
