@@ -117,7 +117,7 @@ def test_end_to_end_tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         work=str(tmp_path),
         rebuild=False,
         bundle=None,
-        threads=2,
+        threads=1,
         enron=None,
         squad_articles=2,
         cisi_docs=None,
