@@ -5,6 +5,7 @@ file, module-level and function-level alike, so a late import cannot hide a cycl
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,10 +25,16 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """Each file is parsed once per session (the checks only read the trees)."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
 def sources(*folders: str) -> Iterator[tuple[str, Path, ast.Module]]:
     for folder in folders:
         for path in sorted((ROOT / folder).rglob("*.py")):
-            yield module_name(path), path, ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            yield module_name(path), path, _parsed(path)
 
 
 def imports(name: str, tree: ast.Module) -> Iterator[tuple[str, list[str], int]]:
@@ -46,8 +53,9 @@ def imports(name: str, tree: ast.Module) -> Iterator[tuple[str, list[str], int]]
             yield module, [a.name for a in node.names], node.lineno
 
 
-def engine_modules() -> set[str]:
-    return {name for name, _, _ in sources("engine")}
+@functools.cache
+def engine_modules() -> frozenset[str]:
+    return frozenset(name for name, _, _ in sources("engine"))
 
 
 def edges() -> dict[str, set[str]]:
