@@ -351,7 +351,7 @@ def run(args: argparse.Namespace) -> int:
         "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if not k.startswith("_")},
         "before": result.before,
         "after": result.after,
-        "moved_ids": int(np.count_nonzero(np.abs(a) > 1e-6)),
+        "moved_ids": int(np.count_nonzero(result.table != 1.0)),
         "a_range": [float(a.min()), float(a.max())],
         "train_seconds": round(result.seconds, 1),
         "encode_seconds": round(encode_s, 1),
