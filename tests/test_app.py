@@ -793,7 +793,9 @@ def test_mail_store_picker_takes_a_maildir_and_an_mbox_and_refuses_a_plain_folde
         add(sources.MAIL_FOLDER_CHOICE, "getExistingDirectory", maildir)
     with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 3):
         add(sources.MBOX_CHOICE, "getOpenFileName", mbox)
-    qtbot.waitUntil(lambda: len(window.sources) == 2, timeout=WAIT_MS)
+    # the list is re-read after the run ends (Backend.refresh, on the query lane): wait for
+    # the counts, not only for the second source, which is listed as soon as it is added
+    qtbot.waitUntil(lambda: len(window.sources) == 2 and all(s.files >= 1 for s in window.sources), timeout=WAIT_MS)
     assert {s.path for s in window.sources} == {str(maildir), str(mbox)}
     assert all(s.kind == "mailstore" and s.files >= 1 for s in window.sources)
     assert not warnings
