@@ -128,10 +128,23 @@ def _sparse_batch(i: int, n: int = 60) -> list[SparseVector]:
 
 
 def test_top_rows_keeps_every_tie_of_the_kth_positive_score() -> None:
+    """Small arrays, and large ones with few distinct scores or a long tail, where the k-th
+    score is first guessed from a sample of the rows."""
     rng = np.random.default_rng(7)
-    for _ in range(200):
-        scores = rng.choice([0, 0, 0, 0, 1, 2, 3, 5], size=int(rng.integers(0, 60))).astype(np.int32)
-        k = int(rng.integers(0, 30))
+    cases = [(rng.choice([0, 0, 0, 0, 1, 2, 3, 5], size=int(rng.integers(0, 60))), int(rng.integers(0, 30))) for _ in range(200)]
+    for _ in range(60):
+        n = int(rng.integers(2000, 20000))
+        tail = np.minimum(rng.zipf(1.5, n), 10**6) * (rng.random(n) < 0.3)
+        few = rng.choice([0, 0, 0, 7, 8, 9], size=n)
+        for scores in (tail, few, np.sort(tail)[::-1]):
+            cases.append((scores, int(rng.choice([1, 2, 10, 100, 250]))))
+    # Every sampled row scores high but fewer than k rows do: the guess is too high and
+    # every positive row is partitioned instead.
+    fooled = np.ones(20000, np.int32)
+    fooled[:: columns.SAMPLE_STEP] = 100
+    cases.append((fooled, 1000))
+    for scores, k in cases:
+        scores = np.asarray(scores).astype(np.int32)
         positive = scores[scores > 0]
         if k == 0:
             want = np.zeros(0, np.int64)
