@@ -225,3 +225,16 @@ def test_evaluation_rows_go_through_the_table(pool, tmp_path):
         bad = tmp_path / "bad.npy"
         np.save(bad, np.ones(7, np.float32))
         ev.load_table(bad, 30522)
+
+
+def test_bench_describes_what_a_table_moved(trained):
+    """``bench.query_weights`` counts the moved ids and their reach over questions."""
+    from bench.query_weights import describe
+
+    folder, _bundle, meta, _ = trained["learned"]
+    table, _ = ev.load_table(folder)
+    bundle = Bundle.open(SHIPPED)
+    d = describe(bundle, table, ["Which team won Super Bowl 50?", "zzqx"], show=3)
+    assert d["moved_ids"] == meta["moved_ids"] == int((table != 1.0).sum())
+    assert 0 <= d["question_ids_moved_pct"] <= 100 and d["questions"] == 2
+    assert [w for _t, w in d["lowest"]] == sorted(w for _t, w in d["lowest"]) and d["lowest"][0][1] == round(float(table.min()), 2)
