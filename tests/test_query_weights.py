@@ -238,3 +238,36 @@ def test_bench_describes_what_a_table_moved(trained):
     assert d["moved_ids"] == meta["moved_ids"] == int((table != 1.0).sum())
     assert 0 <= d["question_ids_moved_pct"] <= 100 and d["questions"] == 2
     assert [w for _t, w in d["lowest"]] == sorted(w for _t, w in d["lowest"]) and d["lowest"][0][1] == round(float(table.min()), 2)
+
+
+def _bundle_weighing(folder: Path, word: str, weight: float) -> Path:
+    """A copy of the shipped bundle whose table weighs ``word``'s id ``weight`` (others 1)."""
+    shutil.copytree(SHIPPED, folder, ignore=shutil.ignore_patterns("mlm", "model.fp32.onnx"))
+    b = Bundle.open(folder)
+    (wid,) = b.tokenizer().encode(word, add_special_tokens=False).ids
+    table = np.ones(b.vocab_size, np.float32)
+    table[wid] = weight
+    np.save(folder / QUERY_WEIGHTS_FILE, table)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["query_weights"] = QUERY_WEIGHTS_FILE
+    (folder / "config.json").write_text(json.dumps(cfg))
+    return folder
+
+
+def test_the_engine_answers_with_the_table_of_the_bundle_it_indexed_with(tmp_path):
+    """A home indexed with a bundle shipping a table: ``Engine.ask`` (the CLI's and the
+    window's path, default search) ranks by it, whichever word the table favours."""
+    from engine.api.facade import Engine
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "orchard.txt").write_text("The apple orchard grows red apples every autumn.\n")
+    (docs / "mill.txt").write_text("The river flows past the old stone mill.\n")
+    for word, expected in (("apple", "orchard.txt"), ("river", "mill.txt")):
+        bundle = _bundle_weighing(tmp_path / f"bundle-{word}", word, 40.0)
+        with Engine(home=tmp_path / f"home-{word}", bundle_dir=bundle, threads=1) as e:
+            e.add_source(docs)
+            assert e.index().phase == "done"
+            for idf, hybrid in ((True, True), (False, False)):
+                answers = e.ask("river apple", idf=idf, hybrid=hybrid)
+                assert Path(answers[0].path).name == expected, (word, idf, hybrid)
