@@ -11,7 +11,9 @@ tantivy, catalog). Reported, in one run:
   same batches and thread count (the speed-up the ONNX bundle buys);
 * peak RSS of the process while indexing (psutil, sampled every 20 ms in a thread,
   measured before torch is imported);
-* index size on disk per sentence (tantivy generation folder), and the catalog's size.
+* index size on disk per sentence (tantivy generation folder), and the catalog's size;
+  the whole index by part (column store, document index, sentence tantivy index, catalog
+  with the document texts), per sentence.
 
 Prints a summary and writes JSON to bench/results/indexing-<timestamp>.json. State what
 else was running on the machine next to any number you quote.
@@ -29,6 +31,7 @@ import json
 import os
 import platform
 import shutil
+import sqlite3
 import sys
 import tempfile
 import threading
@@ -41,6 +44,8 @@ sys.path.insert(0, str(ROOT))
 import psutil  # noqa: E402
 
 from engine.api.facade import Engine  # noqa: E402
+from engine.index.columns import COLUMNS_DIR  # noqa: E402
+from engine.index.docindex import FOLDER as DOCS_FOLDER  # noqa: E402
 from engine.indexer.run import BATCH_SIZE  # noqa: E402
 from engine.ingest.segment import split_passages  # noqa: E402
 from engine.model.encoder import SparseEncoder, default_bundle_dir  # noqa: E402
@@ -85,6 +90,37 @@ def folder_bytes(path: Path) -> int:
             with contextlib.suppress(OSError):
                 total += os.path.getsize(os.path.join(root, f))
     return total
+
+
+def column_files(root: Path) -> dict:
+    """The column store's bytes by file kind over its segments (``rows``/``levels``: sparse
+    postings, 5 bytes each; ``ptr``/``df``: 8 bytes per vocabulary entry per segment), its
+    deletion files and its segment count."""
+    by_file: dict[str, int] = {}
+    segments = [d for d in root.iterdir() if d.is_dir() and d.name.startswith("seg-")]
+    for d in segments:
+        for f in d.iterdir():
+            by_file[f.stem] = by_file.get(f.stem, 0) + f.stat().st_size
+    deletions = sum(f.stat().st_size for f in root.glob("del-*"))
+    return {"segments": len(segments), "bytes_by_file": by_file, "deletion_files": deletions}
+
+
+def tantivy_files(folder: Path) -> dict[str, int]:
+    """Bytes of a tantivy index's segment files by extension (``store``: stored fields,
+    ``idx``/``pos``/``term``: postings, positions, term dictionary; ``fast``, ``fieldnorm``)."""
+    out: dict[str, int] = {}
+    for f in folder.iterdir():
+        if f.is_file():
+            ext = f.suffix.lstrip(".") or f.name
+            out[ext] = out.get(ext, 0) + f.stat().st_size
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def catalog_tables(path: Path) -> dict[str, int]:
+    """Bytes of each table and index of the catalog (SQLite's dbstat), largest first."""
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        rows = db.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+    return {str(name): int(size) for name, size in rows}
 
 
 def write_corpus(folder: Path, target: int) -> tuple[list[str], list[str], list[tuple[int, int]], int]:
@@ -200,6 +236,11 @@ def main(argv: list[str] | None = None) -> dict:
         help="ONNX file of the bundle to index with, e.g. model.int8.onnx (default: the one its config names)",
     )
     ap.add_argument("--no-torch", action="store_true", help="skip the torch fp32 comparison")
+    ap.add_argument(
+        "--no-encoder-rate",
+        action="store_true",
+        help="skip timing the ONNX encoder alone on every sentence (encode 1,000 for the non-zero counts)",
+    )
     ap.add_argument("--note", default="", help="what else was running (recorded in the JSON)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = ap.parse_args(argv)
@@ -241,11 +282,32 @@ def main(argv: list[str] | None = None) -> dict:
         engine.ask("What is the capital city of the country?", top=10)
         ask_ms = (time.perf_counter() - q0) * 1000
         engine.close()
+        # The whole index by part, measured closed (the catalog's write-ahead log folded in):
+        # SPARC levels (column store), whole-document BM25 index, the sentence tantivy index
+        # (text, BM25 postings, stored fields, filters: the rest of the generation folder)
+        # and the catalog (files, documents, their texts); the column store by file and the
+        # catalog by table, to tell per-sentence bytes from per-segment and per-file ones.
+        columns_bytes = folder_bytes(gen_dir / COLUMNS_DIR)
+        docs_bytes = folder_bytes(gen_dir / DOCS_FOLDER)
+        closed_catalog = sum(p.stat().st_size for p in engine.layout.home.glob("catalog.sqlite*") if p.is_file())
+        parts = {
+            "columns": columns_bytes,
+            "document_index": docs_bytes,
+            "sentence_tantivy": folder_bytes(gen_dir) - columns_bytes - docs_bytes,
+            "catalog": closed_catalog,
+        }
+        breakdown = {
+            "columns": column_files(gen_dir / COLUMNS_DIR),
+            "sentence_tantivy_by_extension": tantivy_files(gen_dir),
+            "catalog_tables": catalog_tables(engine.layout.catalog),
+        }
 
         enc = SparseEncoder(bundle, threads=threads)
         enc.encode(sentences[:32], contexts[:32], BATCH_SIZE, groups[:32])  # warm-up
+        # --no-encoder-rate: only the first 1,000 sentences, for the non-zero counts.
+        m = 1000 if args.no_encoder_rate else len(sentences)
         e0 = time.perf_counter()
-        vectors = enc.encode(sentences, contexts, BATCH_SIZE, groups)
+        vectors = enc.encode(sentences[:m], contexts[:m], BATCH_SIZE, groups[:m])
         enc_s = time.perf_counter() - e0
         nnz = sorted(len(v) for v in vectors)
 
@@ -278,14 +340,19 @@ def main(argv: list[str] | None = None) -> dict:
             },
             "onnx_encode_only": {
                 "seconds": enc_s,
-                "sentences_per_s": len(sentences) / enc_s,
+                "sentences": m,
+                "sentences_per_s": m / enc_s,
                 "batch_size": BATCH_SIZE,
             },
-            "nonzeros_per_sentence": {"median": nnz[len(nnz) // 2], "max": nnz[-1]},
+            "nonzeros_per_sentence": {"median": nnz[len(nnz) // 2], "max": nnz[-1], "of": m},
             "index": {
                 "bytes": index_bytes,
                 "bytes_per_sentence": index_bytes / max(1, n_indexed),
                 "catalog_bytes": catalog_bytes,
+                "parts": parts,
+                "parts_bytes_per_sentence": {k: v / max(1, n_indexed) for k, v in parts.items()},
+                "whole_bytes_per_sentence": sum(parts.values()) / max(1, n_indexed),
+                "breakdown": breakdown,
             },
             "first_ask_ms": ask_ms,
         }
@@ -322,6 +389,10 @@ def main(argv: list[str] | None = None) -> dict:
     print(
         f"index: {ix['bytes'] / 1e6:.1f} MB, {ix['bytes_per_sentence']:.0f} bytes/sentence "
         f"(median {result['nonzeros_per_sentence']['median']} non-zeros); catalog {ix['catalog_bytes'] / 1e6:.1f} MB"
+    )
+    print(
+        f"whole index {ix['whole_bytes_per_sentence']:.0f} bytes/sentence: "
+        + ", ".join(f"{k} {v:.0f}" for k, v in ix["parts_bytes_per_sentence"].items())
     )
     print(f"wrote {out}")
     return result

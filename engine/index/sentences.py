@@ -10,6 +10,9 @@ constant-score clauses): a 10-15-token question visits ~400k postings at 100k se
 sentence has) and tantivy's union costs ~19 ns per posting: 11.6 ms p50 at 100k. The column
 store adds dense uint8 columns and sparse postings with numpy in int32, the arithmetic of
 :mod:`engine.index.quantize`, so scores stay bit-identical to the oracle's (bench/search_latency.py).
+Measured again with the FLOPS-regularised model's ~90 non-zeros per sentence (issue 13, item 5;
+``bench/impact_terms.py``, docs/results.md): impact terms still took 2.6-5.3x the column
+store's CPU time per question at 1M sentences.
 
 One commit covers both stores: column files are written first and named in a pending
 state, then tantivy commits (the atomic step), then the column manifest records tantivy's
