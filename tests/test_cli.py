@@ -119,6 +119,11 @@ def test_gui_is_a_command_the_app_adds(monkeypatch: pytest.MonkeyPatch, tmp_path
     monkeypatch.setattr(cli, "_entry_points", lambda: {"gui": ep})  # as installed
     assert main(["gui", "--home", str(tmp_path), "--ask", "why?"]) == 0
     assert calls == [["--home", str(tmp_path), "--ask", "why?"]]
+    read: list[int] = []
+    monkeypatch.setattr(cli, "_entry_points", lambda: read.append(1) or {"gui": ep})
+    assert main(["status", "--home", str(tmp_path / "home")]) == 0
+    assert not read  # a built-in command does not read the installed entry points
+    assert "gui" in cli.build_parser().format_help() and read  # the full list names it
     monkeypatch.setattr(cli, "_entry_points", dict)  # nothing installed adds it
     with pytest.raises(SystemExit):
         main(["gui"])
