@@ -181,3 +181,19 @@ def test_encoder_threads_follow_sparcdesk_threads(monkeypatch: pytest.MonkeyPatc
         monkeypatch.setenv("SPARCDESK_THREADS", bad)
         with pytest.raises(ValueError, match=f"SPARCDESK_THREADS must be a whole number .* not '{bad}'"):
             default_threads()
+
+
+def test_bundles_of_an_unchanged_file_share_its_tokenizer(tmp_path: Path) -> None:
+    """Every Bundle of one folder reads its tokenizer.json once per process while the file is
+    unchanged; a rewritten file is read again, so damage is found, not served from memory."""
+    folder = _copy(tmp_path)
+    first = Bundle.open(folder).tokenizer()
+    assert Bundle.open(folder).tokenizer() is first
+    assert Bundle.open(SHIPPED).tokenizer() is not first  # another file
+    tokenizer_json = folder / "tokenizer.json"
+    tokenizer_json.write_text(tokenizer_json.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    again = Bundle.open(folder).tokenizer()
+    assert again is not first and again.get_vocab_size() == first.get_vocab_size()
+    tokenizer_json.write_bytes(b"\xff\x00 garbage")
+    with pytest.raises(Exception, match="valid UTF-8"):
+        Bundle.open(folder).tokenizer()

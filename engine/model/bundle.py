@@ -58,6 +58,11 @@ DEFAULT_INITIALIZER = "word_embeddings_fp16"
 REQUIRED = {"top_k": int, "max_length": int, "vocab_size": int}
 #: the learned question weight table's file name as ``sparcdesk-train query-weights`` writes it
 QUERY_WEIGHTS_FILE = "query_weights.npy"
+#: Tokenizers read in this process by file identity (path, inode, size, mtime): an Engine, its
+#: encoder and its question encoder each opened the bundle and parsed the same tokenizer.json
+#: (~20 ms a time, twice per ``sparcdesk ask``). A rewritten file is another key: read again.
+_TOKENIZERS: dict[tuple[str, int, int, int], Tokenizer] = {}
+_TOKENIZERS_KEPT = 8
 
 
 def read_query_weights(path: Path, vocab_size: int) -> np.ndarray:
@@ -250,10 +255,24 @@ class Bundle:
         return self.path / TOKENIZER
 
     def tokenizer(self) -> Tokenizer:
-        """The bundle's WordPiece tokenizer, read once per Bundle."""
+        """The bundle's WordPiece tokenizer, read once per Bundle and shared with every Bundle
+        of the same unchanged file in this process (none of its users changes it)."""
         tok = self._cache.get("tokenizer")
         if tok is None:
-            tok = self._cache["tokenizer"] = load_tokenizer(str(self.tokenizer_path))
+            path = self.tokenizer_path
+            try:
+                st = path.stat()
+                key: tuple[str, int, int, int] | None = (str(path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
+            except OSError:
+                key = None  # the reader below says why
+            tok = _TOKENIZERS.get(key) if key else None
+            if tok is None:
+                tok = load_tokenizer(str(path))
+                if key:
+                    _TOKENIZERS[key] = tok
+                    while len(_TOKENIZERS) > _TOKENIZERS_KEPT:
+                        _TOKENIZERS.pop(next(iter(_TOKENIZERS)))
+            self._cache["tokenizer"] = tok
         return tok
 
     def question_ids(self, text: str) -> list[int]:
