@@ -39,6 +39,39 @@ ROOT = Path(__file__).resolve().parents[1]
 # --------------------------------------------------------------------------- helpers
 
 
+def kill_at_step(args: list[str], step: str, env: dict[str, str] | None = None) -> list[str]:
+    """Run ``python *args`` (in the repository, ``env`` added to this environment) paused at the
+    crash point ``step`` (engine.home.crashpoints) and SIGKILL it there; returns the stderr
+    lines it wrote before the announcement. Fails the test, with what the process wrote, if it
+    ends without reaching the step."""
+    announce = f"{crashpoints.ANNOUNCE}{step}"
+    proc = subprocess.Popen(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}), **{crashpoints.ENV: step}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        seen: list[str] = []
+        for line in proc.stderr:  # blocks until the step is announced or the process ends
+            if line.strip() == announce:
+                break
+            seen.append(line)
+        else:
+            out, _ = proc.communicate()
+            pytest.fail(f"{args} never reached {step}: {''.join(seen)[-2000:]}{out[-1000:]}")
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait() == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    return seen
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
@@ -380,28 +413,7 @@ def test_kill_between_commit_steps_is_repaired(engine: Engine, tmp_path: Path, s
         write(f, f.read_text() + " A third sentence was added.")
     write(tmp_path / "notes" / "new.txt", "A new file arrived. It has two sentences.")
 
-    proc = subprocess.Popen(
-        [sys.executable, "-c", INDEX_ALL, str(engine.layout.home)],
-        cwd=ROOT,
-        env=dict(os.environ, PYTHONPATH=str(ROOT), **{crashpoints.ENV: step}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stderr is not None
-        seen: list[str] = []
-        for line in proc.stderr:  # blocks until the step is announced or the process ends
-            seen.append(line)
-            if line.strip() == f"{crashpoints.ANNOUNCE}{step}":
-                break
-        assert seen and seen[-1].strip() == f"{crashpoints.ANNOUNCE}{step}", "".join(seen)[-3000:]
-        proc.send_signal(signal.SIGKILL)
-        assert proc.wait() == -signal.SIGKILL
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
+    kill_at_step(["-c", INDEX_ALL, str(engine.layout.home)], step)
     store = TextStore(Catalog(engine.layout.catalog))
     assert store.journal_units()  # the journal knows what may be in the index
     with Engine(home=engine.layout.home, threads=1) as again:  # the next run, a new process's

@@ -12,24 +12,18 @@ switched away from can itself be restored again.
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from test_model_switch import new_model
-from test_pipeline import write
+from test_pipeline import kill_at_step, write
 
 from engine.api.facade import Engine
 from engine.catalog.store import Catalog
-from engine.home import crashpoints
 from engine.model import store as model_store
 from engine.model.encoder import default_bundle_dir
 
-ROOT = Path(__file__).resolve().parent.parent
 STEPS = ["restore:journaled", "restore:stale-deleted", "restore:activated", "restore:selected"]
 
 
@@ -62,30 +56,9 @@ def test_restore_killed_at_each_step_is_finished_by_the_next_open(
     home = tmp_path / "home"
     shutil.copytree(switched, home, symlinks=True)
     adapted = model_store.selected_bundle(home)
-    env = dict(
-        os.environ, PYTHONPATH=str(ROOT), SPARCDESK_HOME=str(home), **{crashpoints.ENV: step}
+    kill_at_step(
+        ["-m", "engine.cli.main", "restore", "-q", "--threads", "1"], step, {"SPARCDESK_HOME": str(home)}
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli.main", "restore", "-q", "--threads", "1"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stderr is not None
-        seen: list[str] = []
-        for line in proc.stderr:  # blocks until the step is announced or the process ends
-            seen.append(line)
-            if line.strip() == f"{crashpoints.ANNOUNCE}{step}":
-                break
-        else:
-            pytest.fail(f"restore never reached {step}: {''.join(seen)[-2000:]}")
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.kill()
-        proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL
 
     with Engine(home=home, threads=1) as e:
         assert e.bundle_dir == default_bundle_dir()

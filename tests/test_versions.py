@@ -7,8 +7,6 @@ and re-encode everything)."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -16,13 +14,12 @@ import zlib
 from pathlib import Path
 
 import pytest
-from test_pipeline import ROOT, write
+from test_pipeline import kill_at_step, write
 from test_robustness import _env
 
 from engine.api.facade import Engine
 from engine.catalog.store import MIGRATIONS, SCHEMA_VERSION, Catalog, CatalogVersionError
 from engine.catalog.texts import TextStore
-from engine.home import crashpoints
 from engine.index.sentences import FORMAT_VERSION, META_FILE
 
 
@@ -288,24 +285,8 @@ def test_a_kill_inside_a_step_leaves_the_last_complete_version(
     home = tmp_path / "home"
     catalog = _schema_1_catalog(home) if start == 1 else home / "catalog.sqlite"
     before = _schema(catalog) if start == 1 else set()
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **{crashpoints.ENV: f"catalog:migrate-{step}"})
-    proc = subprocess.Popen(
-        [sys.executable, "-c", OPEN_CATALOG, str(catalog)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()  # blocks until the step is announced or the process ends
-        assert line.strip() == f"{crashpoints.ANNOUNCE}catalog:migrate-{step}", (line, proc.communicate())
-        proc.send_signal(signal.SIGKILL)
-        assert proc.wait() == -signal.SIGKILL
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
+    # the announcement is the first thing the process writes
+    assert kill_at_step(["-c", OPEN_CATALOG, str(catalog)], f"catalog:migrate-{step}") == []
     last = step - 1
     assert _user_version(catalog) == last
     if last == 0:
