@@ -169,3 +169,38 @@ def two_process_grads() -> SimpleNamespace:
 
     folder = built_once("two-process-grads", build)
     return SimpleNamespace(data=folder / "data", grads=torch.load(folder / "grads.pt"))
+
+
+@pytest.fixture(scope="session")
+def squad_dev_head(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., tuple]:
+    """Builds a small real evaluation pool: the whole passages of the first ``sentences``
+    sentences of the SQuAD-dev MultiReQA pool and at most ``questions`` questions whose gold
+    lies among them, written, encoded with ``bundle`` (float retriever) and put in a real
+    index of its vectors: ``(folder, eval set, float retriever, index retriever)``. Skips
+    without the shared data."""
+
+    def build(sentences: int, questions: int, bundle: Path) -> tuple:
+        import trainer.evaluate as ev
+        from trainer.pools import DATA_DIR, POOLS, Pool, build_pool, write_pool
+
+        mrqa, cands = (DATA_DIR / p for p in POOLS["squad-dev"])
+        if not (mrqa.exists() and cands.exists()):
+            pytest.skip(f"shared data not found at {DATA_DIR}")
+        built = build_pool(mrqa, cands)
+        passages: set[str] = set()
+        for n, s in enumerate(built.sentences):
+            if s.passage_id not in passages:
+                if n >= sentences:
+                    break
+                passages.add(s.passage_id)
+        kept = [s for s in built.sentences if s.passage_id in passages]
+        ids = {s.id for s in kept}
+        asked = [q for q in built.questions if q.gold and set(q.gold) <= ids][:questions]
+        out = tmp_path_factory.mktemp(f"squad-dev-{sentences}")
+        write_pool(Pool(kept, asked), out)
+        data = ev.load_eval_set(out / "sentences.jsonl", out / "questions.jsonl")
+        encoder = ev.load_sparse_encoder(bundle, threads=1)
+        sparc = ev.SparcRetriever(encoder, data.texts, data.contexts(), bundle_dir=bundle, cache_dir=out)
+        return out, data, sparc, ev.IndexRetriever.from_float(sparc, data.texts, data.units)
+
+    return build

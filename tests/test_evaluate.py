@@ -203,32 +203,13 @@ SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "sparc-tiny"
 
 
 @pytest.fixture(scope="module")
-def squad_small(tmp_path_factory):
+def squad_small(squad_dev_head):
     """The first ~200 sentences (whole passages) of the SQuAD-dev MultiReQA pool, encoded
     with the shipped bundle, with the questions whose gold lies among them."""
-    from trainer.pools import DATA_DIR, POOLS, Pool, build_pool, write_pool
-
-    mrqa, cands = (DATA_DIR / p for p in POOLS["squad-dev"])
-    if not (mrqa.exists() and cands.exists()):
-        pytest.skip(f"shared data not found at {DATA_DIR}")
     if not (SHIPPED / "config.json").exists():
         pytest.skip("the shipped bundle assets/sparc-tiny is absent")
-    pool = build_pool(mrqa, cands)
-    passages: set[str] = set()
-    for n, s in enumerate(pool.sentences):
-        if s.passage_id not in passages:
-            if n >= 200:
-                break
-            passages.add(s.passage_id)
-    sentences = [s for s in pool.sentences if s.passage_id in passages]
-    ids = {s.id for s in sentences}
-    questions = [q for q in pool.questions if q.gold and set(q.gold) <= ids][:80]
-    out = tmp_path_factory.mktemp("squad-small")
-    write_pool(Pool(sentences, questions), out)
-    data = ev.load_eval_set(out / "sentences.jsonl", out / "questions.jsonl")
-    encoder = ev.load_sparse_encoder(SHIPPED, threads=1)
-    sparc = ev.SparcRetriever(encoder, data.texts, data.contexts(), bundle_dir=SHIPPED, cache_dir=out)
-    return data, sparc, ev.IndexRetriever.from_float(sparc, data.texts, data.units)
+    _out, data, sparc, index_r = squad_dev_head(200, 80, SHIPPED)
+    return data, sparc, index_r
 
 
 def _levels_and_weights(sparc, index_r, question, idf: bool):

@@ -87,30 +87,11 @@ def test_the_table_round_trips_through_the_bundle(trained, variant):
 
 
 @pytest.fixture(scope="module")
-def pool(tmp_path_factory):
+def pool(squad_dev_head):
     """The first ~60 sentences (whole passages) of the SQuAD-dev MultiReQA pool in a real
     index of the shipped bundle's vectors, and the questions whose gold lies among them."""
-    from trainer.pools import DATA_DIR, POOLS, Pool, build_pool, write_pool
-
-    mrqa, cands = (DATA_DIR / p for p in POOLS["squad-dev"])
-    if not (mrqa.exists() and cands.exists()):
-        pytest.skip(f"shared data not found at {DATA_DIR}")
-    built = build_pool(mrqa, cands)
-    passages: set[str] = set()
-    for n, s in enumerate(built.sentences):
-        if s.passage_id not in passages:
-            if n >= 60:
-                break
-            passages.add(s.passage_id)
-    sentences = [s for s in built.sentences if s.passage_id in passages]
-    ids = {s.id for s in sentences}
-    questions = [q for q in built.questions if q.gold and set(q.gold) <= ids][:40]
-    out = tmp_path_factory.mktemp("pool")
-    write_pool(Pool(sentences, questions), out)
-    data = ev.load_eval_set(out / "sentences.jsonl", out / "questions.jsonl")
-    encoder = ev.load_sparse_encoder(SHIPPED, threads=1)
-    sparc = ev.SparcRetriever(encoder, data.texts, data.contexts(), bundle_dir=SHIPPED, cache_dir=out)
-    return out, data, ev.IndexRetriever.from_float(sparc, data.texts, data.units)
+    out, data, _sparc, index_r = squad_dev_head(60, 40, SHIPPED)
+    return out, data, index_r
 
 
 def test_without_a_table_the_weights_are_todays(pool):
