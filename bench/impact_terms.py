@@ -39,7 +39,7 @@ import tantivy
 from engine.home.paths import to_store
 from engine.index.docindex import add_filter_fields
 from engine.index.quantize import Quantizer, QueryWeights, idf_weight, query_weights
-from engine.index.sentences import IndexFilters, SentenceRecord, filter_query, folder_terms
+from engine.index.sentences import IndexFilters, SentenceRecord, fetch_top, filter_query, folder_terms
 
 IMPACT_FIELD = "imp"
 #: Bytes of one term in the field's text: 5 token digits, the digit letter, 3 value digits, a space.
@@ -241,18 +241,9 @@ class ImpactIndex:
         fq = filter_query(self._schema, filters)
         if fq is not None:
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, fq), (tantivy.Occur.Must, query)])
-        searcher = self._searcher
-        limit = top_k + 16
-        while True:
-            hits = searcher.search(query, limit, count=False).hits
-            # A hit tied with the k-th may have been cut by tantivy (its tie order is not
-            # sentence id order): fetch more until the last one fetched scores lower.
-            if len(hits) < limit or hits[-1][0] < hits[top_k - 1][0]:
-                break
-            limit *= 4
+        hits, sids, scores = fetch_top(self._searcher, query, top_k)
         if not hits:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        sids = np.asarray(searcher.fast_field_values("sentence_id", [a for _, a in hits]), dtype=np.int64)
-        raw = np.rint(np.fromiter((h[0] for h in hits), dtype=np.float64, count=len(hits)))
+        raw = np.rint(scores)
         order = np.lexsort((sids, -raw))[:top_k]
         return sids[order], np.asarray(qw.scores(raw[order]), dtype=np.float64)

@@ -311,6 +311,24 @@ def _live_ids(schema: tantivy.Schema, searcher: tantivy.Searcher) -> Callable[[S
     return live
 
 
+def fetch_top(
+    searcher: tantivy.Searcher, query: tantivy.Query, top_k: int
+) -> tuple[list[tuple[float, Any]], np.ndarray, np.ndarray]:
+    """The hits of ``query`` that rank its top ``top_k`` exactly: tantivy's order among tied
+    scores is not sentence-id order, so a hit tied with the k-th may have been cut; more are
+    fetched until the last one scores below the k-th. Returns the hits, their sentence ids and
+    their scores, in tantivy's order (the caller sorts by score desc, sentence id asc)."""
+    limit = top_k + 16
+    while True:
+        hits = searcher.search(query, limit, count=False).hits
+        if len(hits) < limit or hits[-1][0] < hits[top_k - 1][0]:
+            break
+        limit *= 4
+    ids = np.asarray(searcher.fast_field_values("sentence_id", [a for _, a in hits]), dtype=np.int64)
+    scores = np.fromiter((h[0] for h in hits), dtype=np.float64, count=len(hits))
+    return hits, ids, scores
+
+
 def filter_query(schema: tantivy.Schema, filters: IndexFilters | None) -> tantivy.Query | None:
     """The constant-score (0) query of ``filters`` against ``schema``: any index whose filter
     fields come from :func:`engine.index.docindex.add_filter_fields` (the sentence index, the
@@ -790,18 +808,7 @@ class SentenceIndex:
     @staticmethod
     def _ranked(searcher: tantivy.Searcher, query: tantivy.Query, top_k: int) -> list[tuple[int, float, Any]]:
         """Top-k (sentence_id, raw score, address) by score desc, id asc, ties at the cut exact."""
-        limit = top_k + 16
-        while True:
-            hits = searcher.search(query, limit, count=False).hits
-            # Done unless the last hit fetched still ties with the k-th: then a tied hit
-            # with a smaller sentence id may have been cut by tantivy, so fetch more.
-            if len(hits) < limit or hits[-1][0] < hits[top_k - 1][0]:
-                break
-            limit *= 4
-        if not hits:
-            return []
-        ids = np.asarray(searcher.fast_field_values("sentence_id", [a for _, a in hits]), dtype=np.int64)
-        scores = np.fromiter((h[0] for h in hits), dtype=np.float64, count=len(hits))
+        hits, ids, scores = fetch_top(searcher, query, top_k)
         order = np.lexsort((ids, -scores))[:top_k].tolist()
         return [(int(ids[i]), float(scores[i]), hits[i][1]) for i in order]
 
