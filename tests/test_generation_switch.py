@@ -11,16 +11,14 @@ window's engine is) must go on answering after it, from the new generation.
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 from pathlib import Path
 
+from test_model_switch import new_model
 from test_pipeline import write
 
 from engine.api.facade import Engine, Progress
 from engine.catalog.store import Catalog
-from engine.model.encoder import default_bundle_dir
 
 FACTS = {
     "owls.txt": ("Owls hunt at night over the open fields.", "when do owls hunt?"),
@@ -30,20 +28,6 @@ FACTS = {
     "toads.txt": ("Toads bury themselves in mud to survive the winter.", "how do toads survive winter?"),
     "kestrels.txt": ("Kestrels hover before they dive onto voles.", "what do kestrels dive onto?"),
 }
-
-
-def pruned_model(folder: Path, version: str) -> Path:
-    """The shipped network as a new model: another version, weights below 0.1 x a sentence's
-    largest dropped at encode time (large files linked, not copied)."""
-    src = default_bundle_dir()
-    folder.mkdir(parents=True)
-    for item in src.iterdir():
-        if item.name != "config.json":
-            os.symlink(item, folder / item.name)
-    cfg = json.loads((src / "config.json").read_text(encoding="utf-8"))
-    cfg["version"], cfg["prune_ratio"] = version, 0.1
-    (folder / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
-    return folder
 
 
 def assert_answers(engine: Engine, docs: Path) -> None:
@@ -62,7 +46,8 @@ def test_switch_from_the_shipped_model_answers_throughout(tmp_path: Path) -> Non
     reader = Engine(home=home, threads=1)  # opened before the switch, like the window's
     assert_answers(reader, docs)
 
-    writer = Engine(home=home, bundle_dir=pruned_model(tmp_path / "new", "9.0.0"), threads=1)
+    # the shipped network as a new model: weights below 0.1 x a sentence's largest dropped
+    writer = Engine(home=home, bundle_dir=new_model(tmp_path / "new", "9.0.0", prune_ratio=0.1), threads=1)
     writer.commit_every = 1  # encode and commit sentence by sentence: the pause below comes mid-run
     pause, paused = threading.Event(), threading.Event()
     seen: list[Progress] = []

@@ -26,16 +26,16 @@ from engine.model.encoder import default_bundle_dir
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def new_model(folder: Path, version: str) -> Path:
-    """The shipped bundle under another version (same weights: only the identity changes);
-    large files are linked, not copied."""
+def new_model(folder: Path, version: str, **config: object) -> Path:
+    """The shipped bundle under another version (same weights: only the identity changes,
+    and whatever ``config`` sets in its config.json); large files are linked, not copied."""
     src = default_bundle_dir()
     folder.mkdir(parents=True)
     for item in src.iterdir():
         if item.name != "config.json":
             os.symlink(item, folder / item.name)
     cfg = json.loads((src / "config.json").read_text(encoding="utf-8"))
-    cfg["version"] = version
+    cfg.update(config, version=version)
     (folder / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     return folder
 
