@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from bench.synthetic import VectorModel, sample_questions
 from engine.index import columns
-from engine.index.oracle import BruteForceOracle
+from engine.index.oracle import BruteForceOracle, rank_top_k
 from engine.index.quantize import Quantizer
 from engine.index.sentences import IndexFilters, SentenceIndex, SentenceRecord
 from engine.model.sparse import SparseVector
@@ -334,3 +335,185 @@ def test_kill_9_while_committing_keeps_stores_consistent(tmp_path: Path) -> None
         _check(idx, live, sample_questions(_batch(last), 3, seed=last))
         idx.close()
         start = last + 1
+
+
+# ----------------------------------------------------------------------------- 16-bit rows
+
+
+def _levels_rows(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cheap synthetic rows for large segments: ``(lengths, tokens, levels)``, row-major.
+
+    1-6 tokens a row from 300 with a skewed popularity (the most frequent become dense
+    columns, the rest sparse postings spanning every block); token 5000 only at rows on
+    either side of each 65,536-row block border, with distinct levels."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 7, size=n)
+    tokens = (1000 + np.floor(300 * rng.random(int(lengths.sum())) ** 3)).astype(np.int32)
+    levels = rng.integers(1, 256, size=tokens.shape[0]).astype(np.uint8)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    border = [r for b in range(columns.BLOCK_ROWS, n, columns.BLOCK_ROWS) for r in (b - 1, b)] + [0, n - 1]
+    for j, r in enumerate(border):  # replace each border row's first token
+        tokens[starts[r]] = 5000
+        levels[starts[r]] = 250 - j
+    # A row's tokens must be unique (as a sparse vector's): drop repeats after the first.
+    keep = np.ones(tokens.shape[0], bool)
+    for r in np.flatnonzero(lengths > 1):
+        s = starts[r]
+        _, first = np.unique(tokens[s : s + lengths[r]], return_index=True)
+        keep[s : s + lengths[r]] = False
+        keep[s + first] = True
+    row_of = np.repeat(np.arange(n), lengths)[keep]
+    return np.bincount(row_of, minlength=n), tokens[keep], levels[keep]
+
+
+def _column_store(path: Path, sids: np.ndarray, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> columns.ColumnStore:
+    """A column store (no tantivy: it is tested on its own here) holding one committed segment."""
+    store = columns.ColumnStore.create(path, 0)
+    lengths, tokens, levels = rows
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    for i, sid in enumerate(sids.tolist()):
+        store.add(sid, f"d{i // 10}", tokens[starts[i] : starts[i + 1]], levels[starts[i] : starts[i + 1]])
+    store.prepare(store.view(0))
+    store.finish(1)
+    return store
+
+
+def _oracle_of(sids: np.ndarray, rows: tuple[np.ndarray, np.ndarray, np.ndarray], dead: set[int]) -> BruteForceOracle:
+    import scipy.sparse as sp
+
+    lengths, tokens, levels = rows
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    m = sp.csr_matrix((levels, tokens, indptr), shape=(sids.shape[0], 6000))
+    live = np.array([s not in dead for s in sids.tolist()])
+    return BruteForceOracle(sids[live], m[live], Quantizer(scale=1.0 / 255))
+
+
+def _check_store(view: columns.ColumnView, oracle: BruteForceOracle, queries: list[list[int]]) -> None:
+    """Top k (ids and raw integer scores) and document frequencies equal the oracle's."""
+    assert view.num_live == oracle.num_sentences
+    for q in queries:
+        assert [view.doc_freq(t) for t in q] == [oracle.doc_freq(t) for t in q]
+        for idf in (None, oracle.idf(q)):
+            qw = oracle.weights_for(q, idf)
+            raw = oracle.raw_scores(qw)
+            for k in (10, 1000):
+                sids, got = view.top_k(qw.tokens.tolist(), qw.multipliers.tolist(), k)
+                pos = rank_top_k(raw, oracle.sentence_ids, k)
+                assert sids.tolist() == oracle.sentence_ids[pos].tolist()
+                assert got.tolist() == raw[pos].astype(np.int64).tolist()
+
+
+def test_segment_over_65536_rows_ranks_as_the_oracle_across_block_borders(tmp_path: Path, monkeypatch) -> None:
+    """150,000 rows in one segment (3 blocks of 16-bit row offsets), then deletions on block
+    borders, then a merge with a second segment: ids and scores equal the oracle's."""
+    n = 150_000
+    rows = _levels_rows(n, seed=11)
+    sids = np.arange(n, dtype=np.int64) * 3 + 7
+    store = _column_store(tmp_path, sids, rows)
+    view = store.view(1)
+    (seg,) = view.segments
+    assert (seg.format, seg.blocks, seg.rows.dtype, seg.n) == (columns.FORMAT, 3, np.uint16, n)
+    assert seg.dense.shape[0] > 0 and seg.rows.shape[0] > 100_000  # both kinds of columns used
+    rng = np.random.default_rng(3)
+    pool = list(range(1000, 1300))
+    queries = [[5000], [5000, 1299], *(sorted(rng.choice(pool, size=int(rng.integers(3, 9)), replace=False).tolist()) for _ in range(6))]
+    oracle = _oracle_of(sids, rows, set())
+    _check_store(view, oracle, queries)
+    # The rows on either side of each border are found as the rows they are.
+    got, raw = view.top_k([5000], [1], 10)
+    assert got.tolist() == sids[[65535, 65536, 131071, 131072, 0, n - 1]].tolist()
+    assert raw.tolist() == [250, 249, 248, 247, 246, 245]
+    # Deletions on the borders and across the blocks: a deletion file, live document frequencies.
+    dead = {int(sids[r]) for r in [65535, 65536, 131072, *range(5, n, 101)]}
+    store.delete_ids(dead)
+    store.prepare(view)
+    store.finish(2)
+    view = store.view(2, view)
+    _check_store(view, _oracle_of(sids, rows, dead), queries)
+    # A merge (second segment of 70,000 more rows) rewrites both into one segment of 3 blocks.
+    more = _levels_rows(70_000, seed=12)
+    more_sids = sids[-1] + 1 + np.arange(70_000, dtype=np.int64) * 2
+    lengths, tokens, levels = more
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    for i, sid in enumerate(more_sids.tolist()):
+        store.add(sid, "more", tokens[starts[i] : starts[i + 1]], levels[starts[i] : starts[i + 1]])
+    store.prepare(view)
+    store.finish(3)
+    view = store.view(3, view)
+    monkeypatch.setattr(columns, "MAX_SEGMENTS", 1)
+    monkeypatch.setattr(columns, "MERGE_WIDTH", 2)
+    assert store.maybe_merge(view) is not None
+    view = store.view(3)
+    (seg,) = view.segments
+    assert (seg.format, seg.blocks, seg.n, seg.deleted.size) == (columns.FORMAT, 4, n + 70_000 - len(dead), 0)
+    all_sids = np.concatenate([sids, more_sids])
+    all_rows = tuple(np.concatenate([a, b]) for a, b in zip(rows, more, strict=True))
+    _check_store(view, _oracle_of(all_sids, all_rows, dead), queries)  # type: ignore[arg-type]
+
+
+def _to_format_1(seg: Path) -> None:
+    """Rewrite a segment in format 1, byte for byte the layout written before 16-bit rows
+    (8e2da03): ``ptr`` int64 [T+1], ``rows`` int32 absolute rows, ``df`` int64, no
+    ``meta.json``; the other files are unchanged."""
+    ptr = np.load(seg / "ptr.npy")
+    rows16 = np.load(seg / "rows.npy")
+    df = np.load(seg / "df.npy")
+    t_count, blocks = df.shape[0], (ptr.shape[0] - 1) // max(1, df.shape[0])
+    block_of = np.repeat(np.tile(np.arange(blocks), t_count), np.diff(ptr))
+    for name, a in (
+        ("ptr", ptr[:: blocks].astype(np.int64) if t_count else np.zeros(1, np.int64)),
+        ("rows", (rows16.astype(np.int64) + (block_of << columns.BLOCK_BITS)).astype(np.int32)),
+        ("df", df.astype(np.int64)),
+    ):
+        np.save(seg / f"{name}.npy", a, allow_pickle=False)
+    (seg / columns.META).unlink()
+
+
+def test_format_1_index_opens_answers_identically_and_is_rewritten_by_a_merge(tmp_path: Path, monkeypatch) -> None:
+    """An index whose column segments are in the layout written before 16-bit rows (int32
+    rows, int64 offsets) opens, answers as the oracle (and as before), and a merge rewrites
+    its segments in the current format."""
+    idx = SentenceIndex.create(tmp_path / "ix", QUANT)
+    live: dict[int, SparseVector] = {}
+    for i in range(3):
+        ids = idx.add(_records(i), _batch(i))
+        live.update(zip(ids, _batch(i), strict=True))
+        idx.commit()
+    for sid in idx.document_sentence_ids("b1-d2"):
+        live.pop(sid)
+    idx.delete_document("b1-d2")
+    idx.commit()
+    queries = sample_questions(_batch(0), 5, seed=9)
+    before = {tuple(q): [(h.sentence_id, h.score) for h in idx.search(q, 25)] for q in queries}
+    idx.close()
+    root = tmp_path / "ix" / columns.COLUMNS_DIR
+    segs = sorted(root.glob("seg-*"))
+    assert len(segs) == 3
+    for seg in segs:
+        _to_format_1(seg)
+    old = SentenceIndex.open(tmp_path / "ix", writable=True)
+    assert [(s.format, s.rows.dtype, s.ptr.dtype) for s in old._view.columns.segments] == [(1, np.int32, np.int64)] * 3
+    assert {tuple(q): [(h.sentence_id, h.score) for h in old.search(q, 25)] for q in queries} == before
+    _check(old, live, queries)
+    # A commit adds a format-2 segment beside them; the merge then rewrites all four.
+    monkeypatch.setattr(columns, "MAX_SEGMENTS", 3)
+    monkeypatch.setattr(columns, "MERGE_WIDTH", 4)
+    ids = old.add(_records(3), _batch(3))
+    live.update(zip(ids, _batch(3), strict=True))
+    old.commit()
+    assert [(s.format, s.rows.dtype) for s in old._view.columns.segments] == [(columns.FORMAT, np.uint16)]
+    assert not any(p.name in {s.name for s in segs} for p in root.iterdir())  # old files removed
+    _check(old, live, queries)
+    old.close()
+    _check(SentenceIndex.open(tmp_path / "ix"), live, queries)
+
+
+def test_segment_of_an_unknown_format_is_refused_naming_the_file(tmp_path: Path) -> None:
+    rows = _levels_rows(100, seed=1)
+    store = _column_store(tmp_path, np.arange(100, dtype=np.int64), rows)
+    (seg,) = store.view(1).segments
+    meta = tmp_path / columns.COLUMNS_DIR / seg.name / columns.META
+    meta.write_text('{"format": 3, "block_rows": 65536}')
+    with pytest.raises(columns.ColumnStoreError, match="format") as e:
+        columns.Segment.load(tmp_path / columns.COLUMNS_DIR, seg.name, None)
+    assert str(meta) in str(e.value)

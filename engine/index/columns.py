@@ -6,16 +6,25 @@ tantivy's term union costs ~19 ns per posting. Here a question is a few numpy ad
 token and segment (~0.3 ns per sentence for a dense column, ~5 ns per posting for a sparse
 one), then one partition for the top-k.
 
-Layout. A *segment* is an immutable directory ``seg-NNNNNNNN/`` written once per commit:
+Layout. A *segment* is an immutable directory ``seg-NNNNNNNN/`` written once per commit
+(format 2, ``meta.json`` ``{"format": 2, "block_rows": 65536}``). Its ``n`` rows fall in
+``B = ceil(n / 65536)`` blocks of 65,536 rows, so that a posting's row fits 16 bits:
 
 * ``sids.npy``   int64 [n]  sentence id of each row, ascending (row order = tie order);
-* ``ptr.npy``    int64 [T+1] offsets of each token's sparse postings, ``T`` = largest token
-  id in the segment + 1 (taken from the data: the vocabulary can grow);
-* ``rows.npy``   int32 [P] rows, ascending within a token; ``levels.npy`` uint8 [P];
+* ``ptr.npy``    int32 [T*B+1] (int64 from 2**31 postings) start of the sparse postings of
+  token ``t`` in block ``b`` at ``ptr[t*B + b]``; a token's postings are contiguous
+  (``ptr[t*B]`` to ``ptr[(t+1)*B]``), grouped by block. ``T`` = largest token id in the
+  segment + 1 (taken from the data: the vocabulary can grow);
+* ``rows.npy``   uint16 [P] row within its block (row - 65536*b), ascending within a token;
+  ``levels.npy`` uint8 [P]: 3 bytes a posting;
 * ``dense_tokens.npy`` int32 [D], ``dense.npy`` uint8 [D, n]: tokens that at least
   ``1/DENSE_FRACTION`` of the rows have are stored as a full column (level 0 = absent),
-  which is both smaller (1 byte per row instead of 5 per posting) and ~15x faster to add;
-* ``df.npy``     int64 [T] rows having each token (deleted rows included).
+  which is both smaller (1 byte per row instead of 3 per posting) and ~15x faster to add;
+* ``df.npy``     int32 [T] rows having each token (deleted rows included).
+
+Format 1 (segments without ``meta.json``, written before 16-bit rows): ``ptr`` int64
+[T+1], ``rows`` int32 absolute rows, ``df`` int64, i.e. one block of any size. It is read
+as it is; a merge rewrites its rows into a format-2 segment (:func:`merge_segments`).
 
 Deletions of a segment are a separate immutable file ``del-NNNNNNNN.npy`` (int32 rows,
 ascending) named in the manifest; a new deletion writes a new file.
@@ -75,7 +84,7 @@ READERS_LOCK = "readers.lock"
 #: Deleted sentence ids a pending state names as probes of its commit.
 PROBES = 8
 #: A token is stored as a dense column when at least 1/DENSE_FRACTION of a segment's rows
-#: have it (a sparse posting costs 5 bytes and ~5 ns to add, a dense row 1 byte and ~0.3 ns).
+#: have it (a sparse posting costs 3 bytes and ~5 ns to add, a dense row 1 byte and ~0.3 ns).
 DENSE_FRACTION = 8
 #: Segments below this many rows are always sparse (a dense column would be mostly padding).
 DENSE_MIN_ROWS = 64
@@ -87,6 +96,13 @@ MAX_DELETED_SHARE = 0.5
 #: top_rows guesses the k-th score from every SAMPLE_STEP-th positive row.
 SAMPLE_STEP = 32
 _FILES = ("sids", "ptr", "rows", "levels", "dense_tokens", "dense", "df")
+#: Segment layout this version writes (module docstring); it reads formats 1 and 2.
+FORMAT = 2
+#: A segment file naming its format; format-1 segments have none.
+META = "meta.json"
+#: Sparse postings store a row as its offset in a block of 2**BLOCK_BITS rows (uint16).
+BLOCK_BITS = 16
+BLOCK_ROWS = 1 << BLOCK_BITS
 
 
 class ColumnStoreError(RuntimeError):
@@ -143,6 +159,23 @@ def _readers_lock(root: Path, exclusive: bool) -> Iterator[bool]:
 # ----------------------------------------------------------------------------- segments
 
 
+def _blocks(n: int) -> int:
+    """Blocks of ``BLOCK_ROWS`` rows a format-2 segment of ``n`` rows has (at least one)."""
+    return max(1, -(-n // BLOCK_ROWS))
+
+
+def _ptr_dtype(postings: int) -> type[np.signedinteger[Any]]:
+    """int32 offsets while they fit (half the bytes of a ``ptr`` table), int64 beyond."""
+    return np.int32 if postings < 1 << 31 else np.int64
+
+
+def _write_meta(d: Path) -> None:
+    with open(d / META, "w", encoding="utf-8") as f:
+        json.dump({"format": FORMAT, "block_rows": BLOCK_ROWS}, f)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def _build_arrays(
     sids: np.ndarray, lengths: np.ndarray, tokens: np.ndarray, levels: np.ndarray
 ) -> dict[str, np.ndarray]:
@@ -180,17 +213,21 @@ def _split_dense(
     in_dense = is_dense[tokens] if tokens.size else np.zeros(0, bool)
     if dense_tokens.size:
         dense[slot[tokens[in_dense]], rows[in_dense]] = levels[in_dense]
-    sparse_counts = np.where(is_dense, 0, df)
-    ptr = np.zeros(df.shape[0] + 1, dtype=np.int64)
-    np.cumsum(sparse_counts, out=ptr[1:])
+    sparse = ~in_dense
+    s_rows, s_tokens = rows[sparse].astype(np.int64), tokens[sparse]
+    blocks = _blocks(n)
+    # Postings are grouped by token with rows ascending, hence by (token, block) already.
+    counts = np.bincount(s_tokens * blocks + (s_rows >> BLOCK_BITS), minlength=df.shape[0] * blocks)
+    ptr = np.zeros(df.shape[0] * blocks + 1, dtype=_ptr_dtype(int(s_rows.shape[0])))
+    ptr[1:] = np.cumsum(counts)
     return {
         "sids": sids,
         "ptr": ptr,
-        "rows": np.ascontiguousarray(rows[~in_dense], dtype=np.int32),
-        "levels": np.ascontiguousarray(levels[~in_dense], dtype=np.uint8),
+        "rows": np.ascontiguousarray(s_rows & (BLOCK_ROWS - 1), dtype=np.uint16),
+        "levels": np.ascontiguousarray(levels[sparse], dtype=np.uint8),
         "dense_tokens": dense_tokens,
         "dense": dense,
-        "df": df,
+        "df": df.astype(np.int32),
     }
 
 
@@ -201,6 +238,7 @@ def _write_segment(root: Path, name: str, arrays: Mapping[str, np.ndarray]) -> N
     tmp.mkdir()
     for f in _FILES:
         _save(tmp / f"{f}.npy", arrays[f])
+    _write_meta(tmp)
     fsync_dir(tmp)
     os.replace(tmp, root / name)
     fsync_dir(root)
@@ -208,7 +246,10 @@ def _write_segment(root: Path, name: str, arrays: Mapping[str, np.ndarray]) -> N
 
 @dataclass(eq=False)
 class Segment:
-    """One immutable segment, memory-mapped, with its deletions applied as a row list."""
+    """One immutable segment, memory-mapped, with its deletions applied as a row list.
+
+    ``blocks``: row blocks of the sparse postings (``ptr`` has ``blocks`` entries per
+    token); a format-1 segment is one block whose ``rows`` are int32 absolute rows."""
 
     name: str
     sids: np.ndarray
@@ -220,13 +261,29 @@ class Segment:
     slot: np.ndarray  # token -> dense slot, -1 when sparse
     deleted: np.ndarray  # int64 rows, ascending
     deletes_file: str | None = None
+    blocks: int = 1
+    format: int = FORMAT
     _live_df: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def load(cls, root: Path, name: str, deletes_file: str | None) -> Segment:
         d = root / name
+        meta = _read_json(d / META)
+        fmt = 1 if meta is None else meta.get("format")
+        if fmt not in (1, FORMAT) or (meta is not None and meta.get("block_rows") != BLOCK_ROWS):
+            raise ColumnStoreError(
+                f"{d / META}: column segment layout {meta} is not one this version reads"
+                f" (format 1, or {FORMAT} with block_rows {BLOCK_ROWS}); a newer sparcdesk wrote it"
+            )
         a = {f: _load(d / f"{f}.npy") for f in _FILES}
-        slot = np.full(a["df"].shape[0], -1, dtype=np.int64)
+        n, t_count = int(a["sids"].shape[0]), int(a["df"].shape[0])
+        blocks = 1 if fmt == 1 else _blocks(n)
+        if a["ptr"].shape != (t_count * blocks + 1,):
+            raise ColumnStoreError(
+                f"{d / 'ptr.npy'}: {a['ptr'].shape[0]} offsets, expected {t_count * blocks + 1}"
+                f" ({t_count} tokens x {blocks} blocks + 1): the segment is damaged"
+            )
+        slot = np.full(t_count, -1, dtype=np.int64)
         slot[np.asarray(a["dense_tokens"], dtype=np.int64)] = np.arange(a["dense_tokens"].shape[0])
         deleted = (
             np.asarray(np.load(root / deletes_file, allow_pickle=False), dtype=np.int64)
@@ -244,6 +301,8 @@ class Segment:
             slot,
             deleted,
             deletes_file,
+            blocks,
+            int(fmt),
         )
 
     @property
@@ -255,17 +314,37 @@ class Segment:
     def live(self) -> int:
         return self.n - int(self.deleted.shape[0])
 
+    def _sparse_rows(self, token: int) -> tuple[int, int, np.ndarray | None]:
+        """Posting range ``[a, b)`` of sparse ``token`` and, with several blocks, the
+        intp row of each posting (block offset added); None with one block, where the
+        stored rows are the rows."""
+        if self.blocks == 1:
+            return int(self.ptr[token]), int(self.ptr[token + 1]), None
+        base = token * self.blocks
+        bounds = self.ptr[base : base + self.blocks + 1].tolist()
+        a, b = bounds[0], bounds[-1]
+        if a == b:
+            return a, b, None
+        # Each block's offset assigned to its slice, then the stored rows added: a slice
+        # assignment per block is ~0.3 us (a ufunc call per block ~1.5 us; np.repeat of the
+        # offsets copies element by element, ~9 ns a posting).
+        rows = np.empty(b - a, dtype=np.intp)
+        for blk in range(self.blocks):
+            rows[bounds[blk] - a : bounds[blk + 1] - a] = blk << BLOCK_BITS
+        rows += self.rows[a:b]
+        return a, b, rows
+
     def postings(self, token: int) -> tuple[np.ndarray, np.ndarray]:
         """(rows, levels) of ``token``, deleted rows included."""
         if not 0 <= token < self.df.shape[0]:
-            return np.zeros(0, np.int32), np.zeros(0, np.uint8)
+            return np.zeros(0, np.intp), np.zeros(0, np.uint8)
         s = int(self.slot[token])
         if s >= 0:
             col = self.dense[s]
             nz = np.flatnonzero(col)
-            return nz.astype(np.int32), col[nz]
-        a, b = int(self.ptr[token]), int(self.ptr[token + 1])
-        return self.rows[a:b], self.levels[a:b]
+            return nz, col[nz]
+        a, b, rows = self._sparse_rows(token)
+        return (self.rows[a:b].astype(np.intp) if rows is None else rows), self.levels[a:b]
 
     def add_scores(self, acc: np.ndarray, token: int, multiplier: int, tmp: np.ndarray) -> None:
         """``acc[row] += multiplier * level(token, row)`` for every row (int32, exact)."""
@@ -279,12 +358,17 @@ class Segment:
                 np.multiply(self.dense[s], multiplier, out=tmp, dtype=np.int32)
                 np.add(acc, tmp, out=acc)
             return
-        a, b = int(self.ptr[token]), int(self.ptr[token + 1])
+        a, b, rows = self._sparse_rows(token)
         if a == b:
             return
         # ufunc.at: numpy 2's scatter-add takes ~half the time of ``acc[rows] += v`` (gather,
-        # add, scatter), on its fast path only, when the values are int32 like ``acc``.
-        np.add.at(acc, self.rows[a:b], np.multiply(self.levels[a:b], multiplier, dtype=np.int32))
+        # add, scatter), on its fast path only, when the values are int32 like ``acc``; its
+        # index is intp (a narrower one is converted to intp inside anyway).
+        np.add.at(
+            acc,
+            self.rows[a:b].astype(np.intp) if rows is None else rows,
+            np.multiply(self.levels[a:b], multiplier, dtype=np.int32),
+        )
 
     def doc_freq(self, token: int) -> int:
         """Live rows having ``token``."""
@@ -299,7 +383,7 @@ class Segment:
             if s >= 0:
                 gone = int(np.count_nonzero(self.dense[s][self.deleted]))
             else:
-                rows = self.rows[int(self.ptr[token]) : int(self.ptr[token + 1])]
+                rows = self.postings(token)[0]
                 gone = int(np.count_nonzero(np.isin(rows, self.deleted, assume_unique=True)))
             hit = total - gone
             self._live_df[token] = hit
@@ -668,7 +752,8 @@ def merge_segments(root: Path, name: str, group: Sequence[Segment]) -> int:
     """Write segment ``name`` holding the live rows of ``group``; returns its row count.
 
     Token by token into memory-mapped output files, so a merge of millions of rows never
-    holds the postings in RAM. An empty result writes nothing."""
+    holds the postings in RAM. An empty result writes nothing. The output is format 2
+    whatever the inputs' formats (format-1 segments are upgraded by merging)."""
     keeps = []
     for s in group:
         keep = np.ones(s.n, dtype=bool)
@@ -703,8 +788,14 @@ def merge_segments(root: Path, name: str, group: Sequence[Segment]) -> int:
     )
     is_dense = np.zeros(t_count, dtype=bool)
     is_dense[dense_tokens] = True
-    ptr = np.zeros(t_count + 1, dtype=np.int64)
-    np.cumsum(np.where(is_dense, 0, df), out=ptr[1:])
+    tok_ptr = np.zeros(t_count + 1, dtype=np.int64)  # each token's first posting
+    np.cumsum(np.where(is_dense, 0, df), out=tok_ptr[1:])
+    blocks = _blocks(n)
+    # Per (token, block): the token's first posting until its rows are known (below).
+    ptr = np.empty(t_count * blocks + 1, dtype=_ptr_dtype(int(tok_ptr[-1])))
+    ptr[:-1] = np.repeat(tok_ptr[:-1], blocks)
+    ptr[-1] = tok_ptr[-1]
+    block_starts = np.arange(blocks, dtype=np.int64) << BLOCK_BITS
     tmp = root / f"tmp-{name}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
@@ -716,8 +807,8 @@ def merge_segments(root: Path, name: str, group: Sequence[Segment]) -> int:
             return a
         return np.lib.format.open_memmap(tmp / f"{f}.npy", mode="w+", dtype=dtype, shape=shape)
 
-    rows_out = out("rows", np.int32, (int(ptr[-1]),))
-    levels_out = out("levels", np.uint8, (int(ptr[-1]),))
+    rows_out = out("rows", np.uint16, (int(tok_ptr[-1]),))
+    levels_out = out("levels", np.uint8, (int(tok_ptr[-1]),))
     dense = out("dense", np.uint8, (int(dense_tokens.shape[0]), n))
     slot = 0
     for t in np.flatnonzero(df).tolist():
@@ -737,8 +828,11 @@ def merge_segments(root: Path, name: str, group: Sequence[Segment]) -> int:
             slot += 1
         else:
             o = np.argsort(r, kind="stable")
-            rows_out[int(ptr[t]) : int(ptr[t + 1])] = r[o]
-            levels_out[int(ptr[t]) : int(ptr[t + 1])] = lv[o]
+            r = r[o]
+            a, b = int(tok_ptr[t]), int(tok_ptr[t + 1])
+            ptr[t * blocks : (t + 1) * blocks] = a + np.searchsorted(r, block_starts)
+            rows_out[a:b] = r & (BLOCK_ROWS - 1)
+            levels_out[a:b] = lv[o]
     for a in (rows_out, levels_out, dense):
         if isinstance(a, np.memmap):
             a.flush()
@@ -749,7 +843,8 @@ def merge_segments(root: Path, name: str, group: Sequence[Segment]) -> int:
     _save(tmp / "sids.npy", all_sids[order].astype(np.int64))
     _save(tmp / "ptr.npy", ptr)
     _save(tmp / "dense_tokens.npy", dense_tokens)
-    _save(tmp / "df.npy", df)
+    _save(tmp / "df.npy", df.astype(np.int32))
+    _write_meta(tmp)
     fsync_dir(tmp)
     os.replace(tmp, root / name)
     fsync_dir(root)
