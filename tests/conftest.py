@@ -72,29 +72,33 @@ def copied_home(home: Path, name: str) -> Path:
     return copy
 
 
+def _run_demo(folder: Path) -> None:
+    """``sparcdesk demo`` on a fresh home in ``folder``; its output kept beside it."""
+    import contextlib
+    import io
+
+    from engine.cli.main import main as cli_main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli_main(["demo", "--home", str(folder / "home"), "-q", "--threads", "1"])
+    assert code == 0, out.getvalue()
+    (folder / "demo-output.txt").write_text(out.getvalue())
+
+
+def demo_samples() -> Path:
+    """The folder of the run's one index of samples/: ``sparcdesk demo`` on a fresh home
+    (``home``; its printed output in ``demo-output.txt``), built once per run for every worker
+    and every module (test_search, test_cli, the window tests). Read it through a copy."""
+    return built_once("demo-samples", _run_demo)
+
+
 @pytest.fixture(scope="session")
 def app_samples() -> SimpleNamespace:
-    """A home with the sample corpus (copied, plus a corrupt PDF) indexed by the real engine:
-    ``home`` and ``corpus``. Read-only for the window tests of test_app and test_app_polish;
-    the corpus is shared by the run's workers, the home is this worker's copy."""
-
-    def build(base: Path) -> None:
-        from engine.api.facade import Engine
-
-        corpus = base / "samples"
-        shutil.copytree(SAMPLES / "documents", corpus / "documents")
-        shutil.copytree(SAMPLES / "mail", corpus / "mail")
-        (corpus / "documents" / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not really a PDF\n")
-        engine = Engine(home=base / "home")
-        try:
-            engine.add_source(corpus)
-            final = engine.index()
-        finally:
-            engine.close()
-        assert final.files_done == final.files_total > 0
-
-    base = built_once("app-samples", build)
-    return SimpleNamespace(home=copied_home(base / "home", "app-samples"), corpus=base / "samples")
+    """A home with the sample corpus indexed by the real engine (``sparcdesk demo``, shared with
+    test_search): ``home`` (this worker's copy) and ``corpus`` (samples/ itself, never written).
+    Read-only for the window tests of test_app and test_app_polish."""
+    return SimpleNamespace(home=copied_home(demo_samples() / "home", "app-samples"), corpus=SAMPLES)
 
 
 # --------------------------------------------------------------------------- training data

@@ -7,17 +7,14 @@ reused read-only by this module and tests/test_cli.py.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import io
 import json
 from pathlib import Path
 
 import pytest
-from conftest import built_once, copied_home
+from conftest import copied_home, demo_samples
 
 from engine.api.facade import Engine, SearchFilters
-from engine.cli.main import main as cli_main
 from engine.index.sentences import IndexHit
 from engine.model.encoder import default_bundle_dir
 from engine.search.answers import RRF_K, fuse, highlight_spans, is_heading, question_terms, wanted_field
@@ -33,21 +30,12 @@ TRAINED = json.loads((default_bundle_dir() / "config.json").read_text()).get("tr
 _CACHE: dict[str, Path | str] = {}
 
 
-def _run_demo(folder: Path) -> None:
-    """``sparcdesk demo`` on a fresh home in ``folder``; its output kept beside it."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = cli_main(["demo", "--home", str(folder / "home"), "-q", "--threads", "1"])
-    assert code == 0, out.getvalue()
-    (folder / "demo-output.txt").write_text(out.getvalue())
-
-
 def sample_home() -> Path:
     """A sparcdesk home with samples/ indexed, built once per run by running ``sparcdesk
-    demo`` on a fresh home (its output is kept for tests/test_cli.py); this worker's copy,
-    made once per session. Callers must not write to it."""
+    demo`` on a fresh home (its output is kept for tests/test_cli.py; conftest
+    ``demo_samples``); this worker's copy, made once per session. Callers must not write to it."""
     if "home" not in _CACHE:
-        built = built_once("demo-samples", _run_demo)
+        built = demo_samples()
         _CACHE["home"] = copied_home(built / "home", "demo-samples")
         _CACHE["demo_output"] = (built / "demo-output.txt").read_text()
     return _CACHE["home"]  # type: ignore[return-value]
