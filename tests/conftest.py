@@ -160,19 +160,21 @@ def squad_handful(tmp_path_factory: pytest.TempPathFactory, squad_articles: list
 @pytest.fixture(scope="session")
 def two_process_grads() -> SimpleNamespace:
     """One gradient-cache step in two gloo processes (tests/gradcache_worker.py) on the
-    ``squad_handful`` data, sentence and passage batches in the same launch, once per run:
-    ``data`` (the folder) and ``grads`` (mode -> parameter -> gradient). test_trainer and
-    test_passage each compare one mode with one process; starting the three processes
-    (torch and transformers imported in each) was most of each test's cost."""
+    ``squad_handful`` data, sentence and passage batches in the same launch, then three steps
+    of the real training command in the same two processes, once per run: ``data`` (the
+    folder), ``grads`` (mode -> parameter -> gradient) and ``run`` (the training run's folder).
+    test_trainer and test_passage each compare one mode with one process and check the
+    two-process run; starting the three processes (torch and transformers imported in each)
+    was most of each test's cost."""
     import torch
-    from gradcache_worker import run_two_processes
+    from gradcache_worker import RUN_DIR, run_two_processes
 
     def build(folder: Path) -> None:
         _write_training_data(folder / "data", _two_squad_articles())
-        run_two_processes(tiny_base(), folder / "data", folder / "grads.pt", "sentence", "passage")
+        run_two_processes(tiny_base(), folder / "data", folder / "grads.pt", "sentence", "passage", "train")
 
     folder = built_once("two-process-grads", build)
-    return SimpleNamespace(data=folder / "data", grads=torch.load(folder / "grads.pt"))
+    return SimpleNamespace(data=folder / "data", grads=torch.load(folder / "grads.pt"), run=folder / RUN_DIR)
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,10 @@ for each MODE every process takes its B examples (process r: examples[r*B:(r+1)*
 torch with SEED and computes one step's gradients through ``trainer.train.step_gradients`` (the
 gradient-cache path, dropout on) on a model set up afresh; process 0 saves {MODE: gradients} to
 OUT. MODE ``sentence``: sentence batches (pooling ``all``); ``passage``: passage batches
-(``--passage --passage-vector``). Both modes share one launch (conftest ``two_process_grads``).
+(``--passage --passage-vector``); ``train``: then, in the same process group, three steps of
+the real training command (``trainer.train.run``, the code ``torchrun -m trainer.train`` runs)
+into ``run/`` beside OUT. The modes share one launch (conftest ``two_process_grads``): each
+launch starts three processes that import torch and transformers, most of these tests' cost.
 """
 
 from __future__ import annotations
@@ -30,7 +33,11 @@ MAX_LENGTH = 48
 #: examples per process, and the FLOPS weight
 BATCH = 3
 LAMBDA = 1e-3
-MODES = ("sentence", "passage")
+MODES = ("sentence", "passage", "train")
+#: the training command of mode ``train`` (RUN_DIR beside OUT)
+TRAIN_ARGS = ["--batch", "4", "--steps", "3", "--max-length", "64", "--cpu", "--no-bf16", "--threads", "1",
+              "--log-every", "1", "--save-every", "3", "--warmup", "1"]  # fmt: skip
+RUN_DIR = "run"
 
 
 def setup(base: Path, data: Path, batch: int, rank: int, world: int, passage: bool = False):
@@ -89,6 +96,8 @@ def main() -> None:
     rank, world = dist.get_rank(), dist.get_world_size()
     saved = {}
     for mode in modes:
+        if mode == "train":
+            continue
         model, parts, vocab = setup(base, data, batch, rank, world, passage=mode == "passage")
         feats, bags = parts[rank]
         torch.manual_seed(SEED)
@@ -98,7 +107,16 @@ def main() -> None:
         saved[mode] = grads(model)
     if rank == 0:
         torch.save(saved, out)
-    dist.destroy_process_group()
+    if "train" in modes:  # the real command: it finds the group initialised and ends it
+        import argparse
+
+        from trainer.train import add_arguments, run
+
+        parser = argparse.ArgumentParser()
+        add_arguments(parser)
+        run(parser.parse_args(["--base", str(base), "--data", str(data), "--out", str(out.parent / RUN_DIR), *TRAIN_ARGS]))
+    else:
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":
