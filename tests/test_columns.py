@@ -417,6 +417,11 @@ def test_segment_over_65536_rows_ranks_as_the_oracle_across_block_borders(tmp_pa
     rng = np.random.default_rng(3)
     pool = list(range(1000, 1300))
     queries = [[5000], [5000, 1299], *(sorted(rng.choice(pool, size=int(rng.integers(3, 9)), replace=False).tolist()) for _ in range(6))]
+    # The longest sparse posting lists (their block offsets are added per block) with short ones.
+    sparse_df = np.where(seg.slot < 0, np.asarray(seg.df), 0)
+    longest = np.argsort(sparse_df)[::-1][:3].tolist()
+    assert sparse_df[longest[-1]] >= columns.LONG_POSTINGS
+    queries += [longest, [*longest, 1299, 1250]]
     oracle = _oracle_of(sids, rows, set())
     _check_store(view, oracle, queries)
     # The rows on either side of each border are found as the rows they are.

@@ -103,6 +103,9 @@ META = "meta.json"
 #: Sparse postings store a row as its offset in a block of 2**BLOCK_BITS rows (uint16).
 BLOCK_BITS = 16
 BLOCK_ROWS = 1 << BLOCK_BITS
+#: From this many postings a token's block offsets are added per block after one conversion
+#: (measured on a 560k-row, 9-block segment: faster from ~10k postings, slower below).
+LONG_POSTINGS = 8192
 
 
 class ColumnStoreError(RuntimeError):
@@ -325,13 +328,22 @@ class Segment:
         a, b = bounds[0], bounds[-1]
         if a == b:
             return a, b, None
-        # Each block's offset assigned to its slice, then the stored rows added: a slice
-        # assignment per block is ~0.3 us (a ufunc call per block ~1.5 us; np.repeat of the
-        # offsets copies element by element, ~9 ns a posting).
-        rows = np.empty(b - a, dtype=np.intp)
-        for blk in range(self.blocks):
-            rows[bounds[blk] - a : bounds[blk + 1] - a] = blk << BLOCK_BITS
-        rows += self.rows[a:b]
+        if b - a >= LONG_POSTINGS:
+            # Converted in one pass, then each later block's offset added to its slice (a
+            # ufunc call per block, ~1.5 us, is small against the list).
+            rows = self.rows[a:b].astype(np.intp)
+            for blk in range(1, self.blocks):
+                lo, hi = bounds[blk] - a, bounds[blk + 1] - a
+                if hi > lo:
+                    rows[lo:hi] += blk << BLOCK_BITS
+        else:
+            # Each block's offset assigned to its slice (~0.3 us a block), then the stored
+            # rows added (a slower, mixed-type pass). np.repeat of the offsets would copy
+            # element by element (~9 ns a posting).
+            rows = np.empty(b - a, dtype=np.intp)
+            for blk in range(self.blocks):
+                rows[bounds[blk] - a : bounds[blk + 1] - a] = blk << BLOCK_BITS
+            rows += self.rows[a:b]
         return a, b, rows
 
     def postings(self, token: int) -> tuple[np.ndarray, np.ndarray]:
