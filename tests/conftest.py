@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from filelock import FileLock
@@ -25,6 +26,28 @@ os.environ.setdefault("SPARCDESK_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+#: Test modules that import torch and transformers (through the trainer or the engine's
+#: adaptation) when they run. Under ``--dist loadfile`` they form one unit of work
+#: (``pytest_xdist_make_scheduler``): the worker that runs them imports torch once, the other
+#: never does. Each imports it inside its tests, not at collection, which every worker does.
+TORCH_MODULES = frozenset(
+    {"test_adapt.py", "test_evaluate.py", "test_passage.py", "test_quantize.py", "test_query_weights.py", "test_trainer.py"}
+)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, with the ``TORCH_MODULES`` as one unit (other modes unchanged)."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class TorchModulesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return "torch-modules" if Path(scope).name in TORCH_MODULES else scope
+
+    return TorchModulesTogether(config, log)
 #: the SQuAD training subset in ../shared/data (tests that need it skip without it)
 SQUAD_SUBSET = Path(__file__).resolve().parents[2] / "shared/data/squad/train-v1.1.subset-real-ids.json.gz"
 

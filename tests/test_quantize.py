@@ -8,7 +8,6 @@ from pathlib import Path
 import onnx
 
 from engine.model.encoder import SparseEncoder
-from trainer.quantize import SELECTIVE_NAME, sensitivity, weight_matmuls, write_bundle
 
 SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "sparc-tiny"
 FP32 = json.loads((SHIPPED / "config.json").read_text())["onnx_fp32"]  # the graph int8 starts from
@@ -25,6 +24,8 @@ CONTEXTS = [" ".join(s for s in SENTENCES if s != t) for t in SENTENCES]
 
 
 def test_sensitivity_ranks_every_encoder_matmul():
+    from trainer.quantize import sensitivity, weight_matmuls  # torch: imported by the test, not at collection
+
     report = sensitivity(SHIPPED, FP32, SENTENCES, CONTEXTS, threads=1)
     encoder = [n for n in weight_matmuls(SHIPPED / FP32) if n not in report["always_fp32"]]
     assert sorted(report["ranked"]) == sorted(encoder) and len(encoder) == 12
@@ -35,6 +36,8 @@ def test_sensitivity_ranks_every_encoder_matmul():
 
 
 def test_selective_bundle_keeps_named_matmuls_fp32(tmp_path):
+    from trainer.quantize import SELECTIVE_NAME, write_bundle
+
     keep = ["/encoder/encoder/layer.1/output/dense/MatMul"]
     out = tmp_path / "bundle"
     cfg = write_bundle(SHIPPED, FP32, out, keep)

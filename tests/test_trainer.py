@@ -8,13 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from conftest import tiny_base
 
 from trainer.data import split_corpus
-from trainer.export import check_agreement, export_bundle
-from trainer.model import SparcModel, load_encoder
-from trainer.train import Batcher, in_batch_loss, make_optimizer, query_matrix
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,6 +43,11 @@ def test_examples_have_answer_sentence_and_clean_negatives(squad_articles, squad
 
 
 def test_training_lowers_loss_on_real_questions(squad_handful):
+    import torch
+
+    from trainer.model import SparcModel, load_encoder
+    from trainer.train import Batcher, in_batch_loss, make_optimizer, query_matrix
+
     _folder, sentences, examples = squad_handful
     torch.manual_seed(0)
     base = tiny_base()
@@ -79,6 +80,9 @@ def test_training_lowers_loss_on_real_questions(squad_handful):
 
 
 def test_export_agrees_with_torch(tmp_path, squad_handful):
+    from trainer.export import check_agreement, export_bundle
+    from trainer.model import SparcModel, load_encoder
+
     _folder, sentences, _examples = squad_handful
     base = tiny_base()
     bundle = tmp_path / "bundle"
@@ -144,7 +148,10 @@ def test_all_positions_pooling_trains_exports_and_encodes(tmp_path, squad_handfu
     """A run trained with --pooling all records it; the bundle pools the same way as torch."""
     import argparse
 
+    import torch
+
     from engine.model.encoder import SparseEncoder
+    from trainer.export import check_agreement, export_bundle
     from trainer.train import add_arguments, run
 
     folder, sentences, _examples = squad_handful
@@ -190,6 +197,9 @@ def test_gradient_cache_two_processes_match_one(two_process_grads):
     computes the same loss with full autograd, each process's share of the batch under the same
     dropout randomness (the RNG state that process starts the step with). The FLOPS penalty is on.
     Fails when the cache's second pass draws new dropout masks (GradCache's RandContext)."""
+    import torch
+
+    from trainer.train import in_batch_loss, query_matrix
     sys.path.insert(0, str(REPO / "tests"))
     import gradcache_worker as worker
 
@@ -222,7 +232,9 @@ def test_flops_penalty_lowers_nonzeros_on_a_tiny_real_run(tmp_path, squad_handfu
     keep fewer non-zero tokens (full vocabulary), and the log records the penalty."""
     import argparse
 
-    from trainer.train import add_arguments, load_model_from_checkpoint, run
+    import torch
+
+    from trainer.train import Batcher, add_arguments, load_model_from_checkpoint, run
 
     folder, sentences, _examples = squad_handful
     base = tiny_base()
