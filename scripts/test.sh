@@ -13,6 +13,9 @@ export QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 # repo's modules once, so that none compiles them again where PYTHONDONTWRITEBYTECODE is set
 .venv/bin/python -m compileall -q engine app trainer bench >/dev/null
 .venv/bin/ruff check engine trainer app tests bench scripts
-# two workers (pytest-xdist), each test module whole on one of them: most tests keep one core
-# busy (one encoder thread, or a child process they wait for), so one worker leaves a core idle
-.venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"
+# three workers (pytest-xdist) on the two cores, each test module whole on one of them (the
+# torch modules together, tests/conftest.py): most tests keep one core busy (one encoder thread,
+# or a child process they wait for), and the reader-vs-writer test holds its worker for 60 s at
+# well under a core, which a third worker fills (2026-11-24, quiet machine, back to back:
+# -n 2 3 min 27 s, -n 3 3 min 9 s, the same CPU)
+.venv/bin/python -m pytest -q -n 3 --dist loadfile "$@"

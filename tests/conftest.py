@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-# The two xdist workers share the cores and each test keeps to one: a second encoder (ONNX
+# The xdist workers share the two cores and each test keeps to one: a second encoder (ONNX
 # Runtime) or torch/BLAS thread only spins waiting for a core that the other worker holds
 # (test_app_polish: 56 -> 39 s CPU). The CLI and indexing children inherit both.
 os.environ.setdefault("SPARCDESK_THREADS", "1")
