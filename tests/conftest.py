@@ -29,8 +29,8 @@ SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 #: Test modules that import torch and transformers (through the trainer or the engine's
 #: adaptation) when they run. Under ``--dist loadfile`` they form one unit of work
-#: (``pytest_xdist_make_scheduler``): the worker that runs them imports torch once, the other
-#: never does. Each imports it inside its tests, not at collection, which every worker does.
+#: (``pytest_xdist_make_scheduler``): the worker that runs them imports torch once, the others
+#: never do. Each imports it inside its tests, not at collection, which every worker does.
 TORCH_MODULES = frozenset(
     {"test_adapt.py", "test_evaluate.py", "test_passage.py", "test_quantize.py", "test_query_weights.py", "test_trainer.py"}
 )
