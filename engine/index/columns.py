@@ -317,17 +317,17 @@ class Segment:
     def live(self) -> int:
         return self.n - int(self.deleted.shape[0])
 
-    def _sparse_rows(self, token: int) -> tuple[int, int, np.ndarray | None]:
-        """Posting range ``[a, b)`` of sparse ``token`` and, with several blocks, the
-        intp row of each posting (block offset added); None with one block, where the
-        stored rows are the rows."""
+    def _sparse_rows(self, token: int) -> tuple[int, int, np.ndarray]:
+        """Posting range ``[a, b)`` of sparse ``token`` and the intp row of each posting
+        (block offset added; with one block the stored rows are the rows)."""
         if self.blocks == 1:
-            return int(self.ptr[token]), int(self.ptr[token + 1]), None
+            a, b = int(self.ptr[token]), int(self.ptr[token + 1])
+            return a, b, self.rows[a:b].astype(np.intp)
         base = token * self.blocks
         bounds = self.ptr[base : base + self.blocks + 1].tolist()
         a, b = bounds[0], bounds[-1]
         if a == b:
-            return a, b, None
+            return a, b, np.zeros(0, np.intp)
         if b - a >= LONG_POSTINGS:
             # Converted in one pass, then each later block's offset added to its slice (a
             # ufunc call per block, ~1.5 us, is small against the list).
@@ -356,7 +356,7 @@ class Segment:
             nz = np.flatnonzero(col)
             return nz, col[nz]
         a, b, rows = self._sparse_rows(token)
-        return (self.rows[a:b].astype(np.intp) if rows is None else rows), self.levels[a:b]
+        return rows, self.levels[a:b]
 
     def add_scores(self, acc: np.ndarray, token: int, multiplier: int, tmp: np.ndarray) -> None:
         """``acc[row] += multiplier * level(token, row)`` for every row (int32, exact)."""
@@ -376,11 +376,7 @@ class Segment:
         # ufunc.at: numpy 2's scatter-add takes ~half the time of ``acc[rows] += v`` (gather,
         # add, scatter), on its fast path only, when the values are int32 like ``acc``; its
         # index is intp (a narrower one is converted to intp inside anyway).
-        np.add.at(
-            acc,
-            self.rows[a:b].astype(np.intp) if rows is None else rows,
-            np.multiply(self.levels[a:b], multiplier, dtype=np.int32),
-        )
+        np.add.at(acc, rows, np.multiply(self.levels[a:b], multiplier, dtype=np.int32))
 
     def doc_freq(self, token: int) -> int:
         """Live rows having ``token``."""
