@@ -46,7 +46,7 @@ def kept_length(weights: np.ndarray, prune_ratio: float = 0.0) -> int:
 
 
 def default_threads() -> int:
-    """``$SPARCDESK_THREADS`` when set (a shared machine, the test suite's two workers: an
+    """``$SPARCDESK_THREADS`` when set (a shared machine, the test suite's workers: an
     encoder thread more than there are free cores spins and costs CPU for nothing); else
     physical cores, at most 4: more threads rarely help a small encoder on a laptop."""
     env = os.environ.get("SPARCDESK_THREADS", "").strip()
