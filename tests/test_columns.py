@@ -366,13 +366,19 @@ def _levels_rows(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return np.bincount(row_of, minlength=n), tokens[keep], levels[keep]
 
 
-def _column_store(path: Path, sids: np.ndarray, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> columns.ColumnStore:
-    """A column store (no tantivy: it is tested on its own here) holding one committed segment."""
-    store = columns.ColumnStore.create(path, 0)
+def _add_rows(store: columns.ColumnStore, sids: np.ndarray, rows: tuple[np.ndarray, np.ndarray, np.ndarray], doc: str = "") -> None:
+    """Adds row ``i`` of ``rows`` as sentence ``sids[i]`` of document ``doc`` (by default
+    ten rows a document, ``d0``, ``d1``, ...)."""
     lengths, tokens, levels = rows
     starts = np.concatenate([[0], np.cumsum(lengths)])
     for i, sid in enumerate(sids.tolist()):
-        store.add(sid, f"d{i // 10}", tokens[starts[i] : starts[i + 1]], levels[starts[i] : starts[i + 1]])
+        store.add(sid, doc or f"d{i // 10}", tokens[starts[i] : starts[i + 1]], levels[starts[i] : starts[i + 1]])
+
+
+def _column_store(path: Path, sids: np.ndarray, rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> columns.ColumnStore:
+    """A column store (no tantivy: it is tested on its own here) holding one committed segment."""
+    store = columns.ColumnStore.create(path, 0)
+    _add_rows(store, sids, rows)
     store.prepare(store.view(0))
     store.finish(1)
     return store
@@ -438,10 +444,7 @@ def test_segment_over_65536_rows_ranks_as_the_oracle_across_block_borders(tmp_pa
     # A merge (second segment of 70,000 more rows) rewrites both into one segment of 3 blocks.
     more = _levels_rows(70_000, seed=12)
     more_sids = sids[-1] + 1 + np.arange(70_000, dtype=np.int64) * 2
-    lengths, tokens, levels = more
-    starts = np.concatenate([[0], np.cumsum(lengths)])
-    for i, sid in enumerate(more_sids.tolist()):
-        store.add(sid, "more", tokens[starts[i] : starts[i + 1]], levels[starts[i] : starts[i + 1]])
+    _add_rows(store, more_sids, more, doc="more")
     store.prepare(view)
     store.finish(3)
     view = store.view(3, view)
