@@ -27,35 +27,41 @@ REPO = Path(__file__).resolve().parents[1]
 #: How many of the writer's commits the reader must have read (each a different column
 #: state, most with a merge) before it stops; a generous timeout bounds it.
 STATES_READ = int(os.environ.get("SPARCDESK_CONCURRENT_STATES", "100"))
-#: Reads after each commit the writer reports, made while it prepares, commits and merges the
-#: next one: paced by the writer's commits, the reader does not spin a core of its own (a
-#: reader looping flat out cost ~75 s of CPU per minute and read no more distinct states).
+#: Reads after each commit the writer announces, made while it commits and merges it: paced by
+#: the writer's commits, the reader does not spin a core of its own (a reader looping flat out
+#: cost ~75 s of CPU per minute and read no more distinct states).
 READS_PER_COMMIT = 3
+#: The writer's pause between commits. Flat out it made ~22 commits a second, ~1,300 in the
+#: minute, at half a core; the reader needs 100 states. Paced, it still commits and merges
+#: hundreds of times in the minute, each one overlapped by reads, at a third of the CPU.
+WRITER_PAUSE_S = os.environ.get("SPARCDESK_CONCURRENT_PAUSE", "0.1")
 #: And for how long at least (issue 14: 60 s of concurrent indexing and merging): a floor on
 #: the exposure, not a limit the test asserts.
 MIN_S = float(os.environ.get("SPARCDESK_CONCURRENT_S", "60"))
 OPENS = 20
 TIMEOUT_S = 600
 
-# A writer that commits as fast as it can, deletes older batches (so segments are compacted)
-# and merges after nearly every commit (tiny merge thresholds), printing each commit.
+# A writer that deletes older batches (so segments are compacted) and merges after nearly
+# every commit (tiny merge thresholds); it announces each commit just before making it, so
+# the reader's reads land while the commit and its merge write and delete files.
 WRITER = textwrap.dedent(
     """
-    import sys
+    import sys, time
     from engine.index import columns
     from engine.index.sentences import SentenceIndex
     from tests.test_columns import _batch, _records
     columns.MAX_SEGMENTS = 3
     columns.MERGE_WIDTH = 3
     idx = SentenceIndex.open(sys.argv[1], writable=True)
-    i = int(sys.argv[2])
+    i, pause = int(sys.argv[2]), float(sys.argv[3])
     while True:
         idx.add(_records(i), _batch(i))
         for d in range(4):
             idx.delete_document(f"b{i - 3}-d{d}")
-        idx.commit()
         print(i, flush=True)
+        idx.commit()
         i += 1
+        time.sleep(pause)
     """
 )
 
@@ -77,7 +83,7 @@ def test_reader_never_fails_while_another_process_indexes_and_merges(tmp_path: P
     w.add(_records(0), _batch(0))
     w.commit()
     w.close()
-    writer = _spawn(WRITER, str(path), "1")
+    writer = _spawn(WRITER, str(path), "1", WRITER_PAUSE_S)
     commits: queue.Queue[str] = queue.Queue()
     assert writer.stdout is not None
     out = writer.stdout
@@ -94,7 +100,7 @@ def test_reader_never_fails_while_another_process_indexes_and_merges(tmp_path: P
             len(stamps) < STATES_READ or opens < OPENS or time.monotonic() - start < MIN_S
         ) and not failures:
             assert time.monotonic() < deadline, f"read {len(stamps)} states, {opens} opens in {TIMEOUT_S} s"
-            try:  # the writer's next commit: the reads below overlap the one after it
+            try:  # the writer's next commit: the reads below overlap it
                 commits.get(timeout=max(1.0, deadline - time.monotonic()))
             except queue.Empty:
                 pytest.fail(f"the writer made no commit in {TIMEOUT_S} s")
