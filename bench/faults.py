@@ -10,7 +10,8 @@ whether any output holds a Python traceback, and whether the index answers at th
 Prints a table and writes JSON to bench/results/faults-<what>-<timestamp>.json.
 
 ``damage``: a small corpus is indexed once; for each case a copy of that data folder is
-damaged, then ``status``, ``ask``, ``index`` and ``ask`` run on it. A case *works* when no
+damaged, then ``status``, ``ask``, ``index`` and ``ask`` run on it, one after another in one
+process per case (:func:`cli_steps`; each command opens the data folder anew). A case *works* when no
 command printed a traceback and the final ask finds the right file; *clear* when it does not
 work but every failing command printed one line.
 """
@@ -48,6 +49,50 @@ def cli(
         text=True,
         timeout=timeout,
     )
+
+
+# Runs ``engine.cli.main`` once per argv given as JSON, in one process, as the ``sparcdesk``
+# entry point would in a process of its own: each command's stdout and stderr captured
+# (a byte stream, as a terminal's), its exit status, an uncaught exception printed as the
+# interpreter prints it. Prints the list of results as JSON.
+_STEPS = """
+import io, json, sys, traceback
+from engine.cli.main import main
+out = []
+real = sys.stdout
+for argv in json.loads(sys.argv[1]):
+    streams = [io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape", write_through=True) for _ in "12"]
+    sys.stdout, sys.stderr = streams
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    sys.stdout, sys.stderr = real, sys.__stderr__
+    text = [s.buffer.getvalue().decode("utf-8", "replace") for s in streams]
+    out.append([int(code or 0), text[0], text[1]])
+real.write(json.dumps(out))
+"""
+
+
+def cli_steps(home: Path, *commands: list[str], timeout: float = 900) -> list[subprocess.CompletedProcess[str]]:
+    """``sparcdesk`` commands run one after another in one process (:func:`cli` starts one
+    per command: ~0.4 s of CPU each, most of a small case's cost). Each command opens the
+    data folder anew, as its own process would; a result per command, as :func:`cli`'s."""
+    env = dict(os.environ, SPARCDESK_HOME=str(home), PYTHONPATH=str(ROOT))
+    r = subprocess.run(
+        [sys.executable, "-c", _STEPS, json.dumps(commands)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if r.returncode != 0:  # the driver itself died (a crash in native code): every step says so
+        return [subprocess.CompletedProcess(c, r.returncode, r.stdout, r.stderr) for c in commands]
+    return [subprocess.CompletedProcess(c, code, out, err) for c, (code, out, err) in zip(commands, json.loads(r.stdout), strict=True)]
 
 
 def _traceback(*runs: subprocess.CompletedProcess[str]) -> bool:
@@ -214,10 +259,13 @@ def run_damage(work: Path, only: str | list[str] | None = None) -> dict:
         (home / "model.json").write_text(json.dumps(data))
         t0 = time.monotonic()
         home = apply(home, case) or home
-        st = cli(home, "status")
-        q1 = cli(home, "ask", "how do kestrels hunt? token5", "--json")
-        ix = cli(home, "index", "-q", "--threads", "1", str(docs))
-        q2 = cli(home, "ask", "how do kestrels hunt? token5", "--json")
+        st, q1, ix, q2 = cli_steps(
+            home,
+            ["status"],
+            ["ask", "how do kestrels hunt? token5", "--json"],
+            ["index", "-q", "--threads", "1", str(docs)],
+            ["ask", "how do kestrels hunt? token5", "--json"],
+        )
         try:
             answers = json.loads(q2.stdout)["answers"]
             works = bool(answers) and answers[0]["path"].endswith("kestrels-5.txt")
