@@ -1,9 +1,11 @@
-"""sparcdesk is offline (issue 18, item 2): no process of ``index``, ``ask``, ``watch``,
-``adapt`` or the window tries the network, and ONNX Runtime's telemetry leaves no device id
-or event queue in the user's cache folder.
+"""sparcdesk is offline (issue 18, item 2): no process of ``index``, ``ask``, ``status``,
+``watch``, ``adapt`` or the window tries the network, and ONNX Runtime's telemetry leaves no
+device id or event queue in the user's cache folder. The same traces show that they write
+nothing outside the data folder (issue 17, item 5; what counts as a write: ``test_private``).
 
-Each command runs as a real process under ``strace -f`` (children included: the window
-indexes in a child process) with a temporary ``$HOME``. What counts as trying the network:
+Each command runs as a real process under ``strace -f -y`` (children included: the window
+indexes in a child process) with ``$HOME``, ``$TMPDIR`` and the data folder in three
+separate temporary folders. What counts as trying the network:
 ``connect``/``sendto``/``sendmsg`` to an AF_INET or AF_INET6 address (a DNS lookup is one of
 these, to the resolver), a ``bind`` to a non-loopback address, or a connection to a local
 name-resolution socket (systemd-resolved). Allowed, and only this: creating an AF_INET6
@@ -21,12 +23,14 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from test_pipeline import write
+from test_private import STRACE_CALLS, outside, written_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 STRACE = shutil.which("strace")
@@ -68,9 +72,12 @@ def strace() -> str:
 
 
 @pytest.mark.slow
-def test_no_process_tries_the_network_or_writes_telemetry(tmp_path: Path, strace: str) -> None:
-    home = tmp_path / "user"
-    home.mkdir()
+def test_no_process_tries_the_network_or_writes_outside_the_data_folder(tmp_path: Path, strace: str) -> None:
+    """One strace run per command serves both checks: the network calls above, and the
+    writes of ``test_private`` (files written only in the data folder and ``$TMPDIR``)."""
+    user, tmp, data = tmp_path / "user", tmp_path / "tmp", tmp_path / "data"
+    for p in (user, tmp):
+        p.mkdir()
     docs = tmp_path / "docs"
     for i, animal in enumerate(["Otters", "Beavers", "Herons"]):
         write(
@@ -79,8 +86,9 @@ def test_no_process_tries_the_network_or_writes_telemetry(tmp_path: Path, strace
         )
     env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY" and not k.startswith("XDG_")}
     env.update(
-        HOME=str(home),
-        SPARCDESK_HOME=str(tmp_path / "sparcdesk"),
+        HOME=str(user),
+        TMPDIR=str(tmp),
+        SPARCDESK_HOME=str(data),
         PYTHONPATH=str(ROOT),
         QT_QPA_PLATFORM="offscreen",
         PYTHONFAULTHANDLER="1",
@@ -89,16 +97,19 @@ def test_no_process_tries_the_network_or_writes_telemetry(tmp_path: Path, strace
 
     def traced(name: str) -> list[str]:
         traces[name] = tmp_path / f"{name}.trace"
-        # --seccomp-bpf: only the traced calls stop the process, so tracing costs little
-        return [strace, "-f", "-qq", "--seccomp-bpf", "-e", f"trace={SYSCALLS}", "-o", str(traces[name])]
+        # --seccomp-bpf: only the traced calls stop the process, so tracing costs little;
+        # -y: each descriptor's path, for the writes made relative to one
+        calls = f"{SYSCALLS},{STRACE_CALLS}"
+        return [strace, "-f", "-qq", "-y", "--seccomp-bpf", "-e", f"trace={calls}", "-o", str(traces[name])]
 
     def run(name: str, *args: str) -> None:
         cmd = [*traced(name), sys.executable, "-m", "engine.cli.main", *args]
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        r = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, f"{name}: {r.stderr[-3000:]}"
 
     run("index", "index", str(docs), "-q", "--threads", "1")
     run("ask", "ask", "who is seen at dawn near the river?")
+    run("status", "status")
 
     # watch: started, one change re-indexed, stopped by SIGTERM (all events, no sleeps)
     err_path = tmp_path / "watch.stderr"
@@ -117,6 +128,7 @@ def test_no_process_tries_the_network_or_writes_telemetry(tmp_path: Path, strace
                 "0.2",
             ],
             env=env,
+            cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,
@@ -140,16 +152,17 @@ def test_no_process_tries_the_network_or_writes_telemetry(tmp_path: Path, strace
 
     run("adapt", "adapt", "--steps", "2", "--threads", "1", "-q")
 
-    # the window: opens the engine, indexes a new file in its child process (ONNX Runtime
-    # loads there), answers a question about it, and quits
+    # the window with its default settings: opens the engine, indexes a new file in its
+    # child process (ONNX Runtime loads there), answers a question about it, and quits
     new = write(docs / "3.txt", "Dragonflies hunt mosquitoes above the pond.")
-    window = f"""
+    window = """
 import sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from app.main import create_window, parse_args
 app = QApplication([sys.argv[0]])
-w = create_window(parse_args(["--threads", "1", "--settings", {str(tmp_path / "settings.ini")!r}]))
+app.setOrganizationName("sparcdesk"); app.setApplicationName("sparcdesk")
+w = create_window(parse_args(["--threads", "1"]))
 w.show()
 b = w.backend
 done = []
@@ -165,6 +178,7 @@ sys.exit(code if done else 4)
     r = subprocess.run(
         [*traced("window"), sys.executable, "-c", window],
         env=env,
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
@@ -174,9 +188,13 @@ sys.exit(code if done else 4)
     attempts = {name: network_attempts(t) for name, t in traces.items()}
     assert attempts == {name: [] for name in traces}
     telemetry = [
-        str(p.relative_to(home)) for p in home.rglob("*") if "Microsoft" in p.parts or "onnxruntime" in p.name
+        str(p.relative_to(user)) for p in user.rglob("*") if "Microsoft" in p.parts or "onnxruntime" in p.name
     ]
     assert telemetry == [], "ONNX Runtime telemetry wrote under $HOME"
+    written = {name: written_paths(t, ROOT) for name, t in traces.items()}
+    assert all(any(p.startswith(str(data)) for p in w) for w in written.values())  # the trace sees the writes
+    assert {name: outside(w, [data, tmp]) for name, w in written.items()} == {name: [] for name in traces}
+    assert stat.S_IMODE(os.stat(data).st_mode) == 0o700
 
 
 def test_network_attempts_are_recognised(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ folder is readable by its owner only (0700, the catalog 0600).
 
 Each command runs as a real process under ``strace -f -y`` (children included: the window
 indexes in a child process), with ``$HOME``, ``$TMPDIR`` and the data folder in three
-separate folders. A *write* is a successful ``open``/``openat``/``creat`` for writing or
+separate folders: the same runs as the network check's, in ``test_offline`` (one trace per
+command serves both). A *write* is a successful ``open``/``openat``/``creat`` for writing or
 creating, or a ``mkdir``, ``rename``, ``link``, ``symlink``, ``unlink``, ``rmdir``,
 ``truncate`` or ``chmod`` on a path. Allowed outside the two folders: ``/dev`` (``/dev/null``;
 ``/dev/shm``, where multiprocessing keeps the window's queue semaphores), ``/proc``, and
@@ -15,15 +16,10 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import stat
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
-from test_offline import _strace_problem
-from test_pipeline import write
 
 from engine.home.paths import Layout
 
@@ -142,123 +138,3 @@ def test_data_folder_is_private(tmp_path: Path) -> None:
     Catalog(home / "catalog.sqlite").close()
     assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(home / "catalog.sqlite").st_mode) == 0o600
-
-
-@pytest.mark.slow
-def test_nothing_is_written_outside_the_data_folder(tmp_path: Path) -> None:
-    problem = _strace_problem()
-    if problem:
-        pytest.skip(problem)
-    import shutil
-
-    strace = shutil.which("strace")
-    assert strace is not None
-    user = tmp_path / "user"
-    tmp = tmp_path / "tmp"
-    data = tmp_path / "data"
-    docs = tmp_path / "docs"
-    for p in (user, tmp):
-        p.mkdir()
-    for i, animal in enumerate(["Otters", "Beavers", "Herons"]):
-        write(docs / f"{i}.txt", f"{animal} live near the river. {animal} are seen at dawn.")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
-    env.update(
-        HOME=str(user),
-        TMPDIR=str(tmp),
-        SPARCDESK_HOME=str(data),
-        PYTHONPATH=str(ROOT),
-        QT_QPA_PLATFORM="offscreen",
-    )
-    traces: list[Path] = []
-
-    def traced() -> list[str]:
-        traces.append(tmp_path / f"{len(traces)}.trace")
-        return [
-            strace,
-            "-f",
-            "-qq",
-            "-y",
-            "--seccomp-bpf",
-            "-e",
-            f"trace={STRACE_CALLS}",
-            "-o",
-            str(traces[-1]),
-        ]
-
-    def run(*args: str) -> None:
-        r = subprocess.run(
-            [*traced(), sys.executable, "-m", "engine.cli.main", *args],
-            env=env,
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert r.returncode == 0, r.stderr[-3000:]
-
-    run("index", str(docs), "-q", "--threads", "1")
-    run("ask", "who is seen at dawn near the river?")
-    run("status")
-
-    proc = subprocess.Popen(
-        [*traced(), sys.executable, "-m", "engine.cli.main", "watch", "-q", "--threads", "1", "--debounce", "0.2"],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        line = "-"
-        while line and "watching 1 source(s)" not in line:
-            line = proc.stdout.readline()
-        assert line, "watch did not start"
-        changed = write(docs / "0.txt", "Otters live near the river. Kingfishers dive for fish.")
-        line = proc.stdout.readline()
-        assert line.strip().endswith(f"re-indexed {changed}")
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        proc.stdout.close()
-
-    # the window with its default settings: indexes a new file in its child process,
-    # answers a question about it, and quits
-    new = write(docs / "3.txt", "Dragonflies hunt mosquitoes above the pond.")
-    window = """
-import sys
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
-from app.main import create_window, parse_args
-app = QApplication([sys.argv[0]])
-app.setOrganizationName("sparcdesk"); app.setApplicationName("sparcdesk")
-w = create_window(parse_args(["--threads", "1"]))
-w.show()
-b = w.backend
-done = []
-b.ready.connect(lambda: b.update_index())
-b.index_finished.connect(lambda final, error: b.ask("what do dragonflies hunt above the pond?"))
-b.answers_ready.connect(
-    lambda result: (done.append(1), print("answered", result.answers[0].path, flush=True), w.close(), app.quit())
-)
-QTimer.singleShot(180_000, lambda: app.exit(3))
-code = app.exec()
-sys.exit(code if done else 4)
-"""
-    r = subprocess.run(
-        [*traced(), sys.executable, "-c", window],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert r.returncode == 0 and f"answered {new}" in r.stdout, r.stdout[-2000:] + r.stderr[-3000:]
-
-    written = set().union(*(written_paths(t, ROOT) for t in traces))
-    assert any(p.startswith(str(data)) for p in written)  # the trace does see the writes
-    assert outside(written, [data, tmp]) == []
-    assert stat.S_IMODE(os.stat(data).st_mode) == 0o700
