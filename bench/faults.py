@@ -58,8 +58,11 @@ def cli(
 _STEPS = """
 import io, json, sys, traceback
 from engine.cli.main import main
+from engine.index import sentences
 out = []
 real = sys.stdout
+if sys.argv[2] != "null":
+    sentences.VIEW_RETRY_S = float(sys.argv[2])
 for argv in json.loads(sys.argv[1]):
     streams = [io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape", write_through=True) for _ in "12"]
     sys.stdout, sys.stderr = streams
@@ -77,13 +80,17 @@ real.write(json.dumps(out))
 """
 
 
-def cli_steps(home: Path, *commands: list[str], timeout: float = 900) -> list[subprocess.CompletedProcess[str]]:
+def cli_steps(
+    home: Path, *commands: list[str], timeout: float = 900, view_retry_s: float | None = None
+) -> list[subprocess.CompletedProcess[str]]:
     """``sparcdesk`` commands run one after another in one process (:func:`cli` starts one
     per command: ~0.4 s of CPU each, most of a small case's cost). Each command opens the
-    data folder anew, as its own process would; a result per command, as :func:`cli`'s."""
+    data folder anew, as its own process would; a result per command, as :func:`cli`'s.
+    ``view_retry_s``: how long a reader waits for a column store that disagrees with its
+    tantivy commit before calling it damaged (``VIEW_RETRY_S``, 5 s: a writer may be mid-commit)."""
     env = dict(os.environ, SPARCDESK_HOME=str(home), PYTHONPATH=str(ROOT))
     r = subprocess.run(
-        [sys.executable, "-c", _STEPS, json.dumps(commands)],
+        [sys.executable, "-c", _STEPS, json.dumps(commands), json.dumps(view_retry_s)],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -231,8 +238,9 @@ def damage_cases() -> dict[str, Callable[[Path, Path], Path | None]]:
     }
 
 
-def run_damage(work: Path, only: str | list[str] | None = None) -> dict:
-    """The damage cases (``only``: those whose name holds this string, or these names)."""
+def run_damage(work: Path, only: str | list[str] | None = None, view_retry_s: float | None = None) -> dict:
+    """The damage cases (``only``: those whose name holds this string, or these names;
+    ``view_retry_s``: see :func:`cli_steps`)."""
     docs = work / "docs"
     docs.mkdir(parents=True)
     _corpus(docs)
@@ -265,6 +273,7 @@ def run_damage(work: Path, only: str | list[str] | None = None) -> dict:
             ["ask", "how do kestrels hunt? token5", "--json"],
             ["index", "-q", "--threads", "1", str(docs)],
             ["ask", "how do kestrels hunt? token5", "--json"],
+            view_retry_s=view_retry_s,
         )
         try:
             answers = json.loads(q2.stdout)["answers"]
