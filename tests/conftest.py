@@ -36,16 +36,43 @@ TORCH_MODULES = frozenset(
 )
 
 
+#: The longest units of work, longest first (seconds each took on a worker of an ``-n 3`` run
+#: on the 2-core machine, tests/ left out): handed out before the rest, so that no worker
+#: starts one of them near the end while the others have finished (xdist hands out the
+#: units in order, by number of tests, and gives each worker two at the start).
+LONGEST_FIRST = (
+    "test_app.py",  # 82: windows, a real adaptation in the indexing child
+    "torch-modules",  # 80
+    "test_concurrency.py",  # 63: 60 s of a reader against another process's commits
+    "test_app_polish.py",  # 47
+    "test_faults.py",  # 45
+    "test_product.py",  # 17
+    "test_pools.py",  # 15
+)
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile``, with the ``TORCH_MODULES`` as one unit (other modes unchanged)."""
+    """``--dist loadfile``, with the ``TORCH_MODULES`` as one unit and the ``LONGEST_FIRST``
+    units handed out first (other modes unchanged)."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
     class TorchModulesTogether(LoadFileScheduling):
+        _ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
             return "torch-modules" if Path(scope).name in TORCH_MODULES else scope
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self._ordered:  # the queue is complete when the first unit is handed out
+                self._ordered = True
+                rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+                units = sorted(self.workqueue.items(), key=lambda u: rank.get(Path(u[0]).name, len(rank)))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)
 
     return TorchModulesTogether(config, log)
 #: the SQuAD training subset in ../shared/data (tests that need it skip without it)
