@@ -509,40 +509,6 @@ def test_settings_persist_between_sessions(qtbot, open_window, sample_home, tmp_
 # --------------------------------------------------------------------------- adaptation
 
 
-def test_adapt_then_restore_from_the_menu(qtbot, open_window, tmp_path, monkeypatch):
-    """Index ▸ Adapt trains in the indexing child, re-encodes into a new generation that goes
-    live at the end; Index ▸ Restore brings the previous one back."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    shutil.copy(SAMPLES / "documents" / "kenya.txt", docs)
-    engine = Engine(home=tmp_path / "home")
-    try:
-        engine.add_source(docs)
-        engine.index()
-    finally:
-        engine.close()
-    window = open_window(tmp_path / "home")
-    qtbot.waitUntil(lambda: window.act_adapt.isEnabled(), timeout=WAIT_MS)
-    assert not window.act_restore.isEnabled()
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Ok)
-    window.adapt_steps = 3
-    shown: list[str] = []
-    window.backend.progress.connect(lambda p: shown.append(window.indicator.label.text()))
-    with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 3) as blocker:
-        window.act_adapt.trigger()
-    final, error = blocker.args
-    assert error == "" and final is not None and final.files_done == final.files_total == 1
-    assert any(t.startswith("Adapting the model") for t in shown)
-    qtbot.waitUntil(lambda: window.act_restore.isEnabled(), timeout=WAIT_MS)
-    assert window.model_state["adapted"] and window.model_state["name"].endswith("+adapted")
-    with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 2) as blocker:
-        window.act_restore.trigger()
-    assert blocker.args[1] == ""
-    qtbot.waitUntil(lambda: window.model_state.get("adapted") is False, timeout=WAIT_MS)
-    with Engine(home=tmp_path / "home") as check:
-        assert "+adapted" not in check.status()["generation"]["model"]
-
-
 def test_fresh_window_searches_with_the_measured_best_configuration(qtbot, open_window, sample_home):
     """With no saved settings the window asks with IDF and the BM25 hybrid on and does not
     adapt by itself: the best combination measured out of domain (docs/ood.md)."""

@@ -337,6 +337,8 @@ def test_measured_gain_shown_before_adapting_matches_docs_ood():
 
 
 def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, tmp_path, monkeypatch):
+    """Index ▸ Adapt, then Index ▸ Restore, from the menu, each saying what it did; then an
+    adaptation cancelled while it trains."""
     docs = tmp_path / "docs"
     docs.mkdir()
     shutil.copy(SAMPLES / "documents" / "kenya.txt", docs)
@@ -353,14 +355,24 @@ def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, t
         return QMessageBox.StandardButton.Ok
 
     monkeypatch.setattr(QMessageBox, "question", answer)
+    assert not window.act_restore.isEnabled()
     window.adapt_steps = 3
     outcomes = outcomes_of(window)
+    shown: list[str] = []
+    window.backend.progress.connect(lambda p: shown.append(window.indicator.label.text()))
+    finished: list[tuple] = []
+    window.backend.index_finished.connect(lambda final, error: finished.append((final, error)))
     window.act_adapt.trigger()
     # before it starts: the gain measured with the shipped model, from docs/ood.md
     assert "RelationExtraction 91.17 → 94.25" in asked[0] and "e-mail 60.62 → 51.34" in asked[0]
     assert "67.11 to 64.31" in asked[0] and "cannot be measured here" in asked[0]
+    # Index ▸ Adapt trains in the indexing child and re-encodes into a new generation that
+    # goes live at the end
     qtbot.waitUntil(lambda: any(o.kind == "adapt" for o in outcomes), timeout=WAIT_MS * 4)
     qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=WAIT_MS)
+    final, error = finished[0]
+    assert error == "" and final is not None and final.files_done == final.files_total == 1
+    assert any(t.startswith("Adapting the model") for t in shown)
     with Engine(home=home) as check:
         st = check.status()
     info = st["adapted_model"]["adaptation"]
@@ -370,15 +382,21 @@ def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, t
     assert text.startswith(f"Adapted model in use: {live}.")
     assert f"from {info['loss_first']:.2f} to {info['loss_last']:.2f}" in text
     assert f"your {info['sentences']:,} sentences" in text
-
-    # restore: the real counts, not those of the (empty) catch-up run
     qtbot.waitUntil(lambda: window.act_restore.isEnabled(), timeout=WAIT_MS)
+    assert window.model_state["adapted"] and window.model_state["name"].endswith("+adapted")
+
+    # Index ▸ Restore brings the previous generation back, with the real counts, not those
+    # of the (empty) catch-up run
+    finished.clear()
     window.act_restore.trigger()
     qtbot.waitUntil(
         lambda: window.statusBar().currentMessage().startswith("Previous model restored"), timeout=WAIT_MS * 3
     )
+    assert finished and finished[0][1] == ""
+    qtbot.waitUntil(lambda: window.model_state.get("adapted") is False, timeout=WAIT_MS)
     with Engine(home=home) as check:
         st = check.status()
+    assert "+adapted" not in st["generation"]["model"]
     assert st["files_ok"] == 1 and st["sentences"] > 0
     assert window.statusBar().currentMessage() == (
         f"Previous model restored ({st['generation']['model']}): 1 files, {st['sentences']:,} sentences searchable"
