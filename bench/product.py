@@ -915,6 +915,7 @@ def _doc_ranking() -> dict[str, float]:
         "doc_weight": engine.search.answers.DOC_WEIGHT,
         "doc_sentences": engine.search.answers.DOC_SENTENCES,
         "doc_decay": engine.search.answers.DOC_DECAY,
+        "heading_weight": engine.search.answers.HEADING_WEIGHT,
     }
 
 
@@ -934,6 +935,10 @@ def run(args: argparse.Namespace, log=print) -> dict:
         import engine.search.answers
 
         engine.search.answers.DOC_DECAY = args.doc_decay
+    if getattr(args, "heading_weight", None) is not None:
+        import engine.search.answers
+
+        engine.search.answers.HEADING_WEIGHT = args.heading_weight
     for s in sets:
         if s not in SETS:
             raise SystemExit(f"unknown set {s!r}; choose from {','.join(SETS)}")
@@ -1150,6 +1155,12 @@ def main(argv: Sequence[str] | None = None) -> dict:
         type=float,
         help="weight of a document's next best sentences (engine.search.answers.DOC_DECAY; 0 = its best "
         "sentence alone), to compare settings",
+    )
+    ap.add_argument(
+        "--heading-weight",
+        type=float,
+        help="share of its score a heading or word-less line competes with for a document's answer "
+        "(engine.search.answers.HEADING_WEIGHT; 0 = only when nothing else matches), to compare settings",
     )
     ap.add_argument("--enron", type=int, help="Enron distractor messages (full 1000, quick 200)")
     ap.add_argument("--squad-articles", dest="squad_articles", type=int, help="SQuAD articles (of 48)")

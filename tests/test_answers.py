@@ -1,7 +1,8 @@
 """What a user judges the answers by (issue 12), on real files indexed with the shipped model:
 a person's address found from a header, evidence spread over a message counts (a second
-sentence saying what is asked too), a heading is not the answer when a sentence answers, and a
-question nothing answers is said to be so.
+sentence saying what is asked too), a heading is not the answer when a sentence answers (but is
+when it matches far better, as a speakers list's "Name, Role" line), and a question nothing
+answers is said to be so.
 """
 
 from __future__ import annotations
@@ -84,6 +85,19 @@ def mail_engine(tmp_path_factory: pytest.TempPathFactory):
         "## Photos\n\nSome photos are in the shared folder.\n",
         encoding="utf-8",
     )
+    # A speakers list: the line naming a person and her role answers "Who is ...?", though it
+    # is no sentence; the one real sentence shares only "who" with the question.
+    write_eml(
+        mail / "webcast.eml",
+        "Gas Research <webmaster@gas-research.example.org>",
+        "Subscribers <subscribers@gas-research.example.org>",
+        "Webcast: the winter gas outlook",
+        "Speakers:\n\n"
+        "Marta Lindqvist, Senior Director and Consultant\n\n"
+        "Paul Hoffman, Associate Director, North American Gas\n\n"
+        "The webcast is open to clients who subscribe to the advisory service.\n",
+        day=5,
+    )
     home = root / "home"
     engine = Engine(home=home, threads=1)
     engine.add_source(mail)
@@ -117,6 +131,15 @@ def test_heading_is_not_the_answer_when_a_sentence_answers(mail_engine: Engine) 
     assert "1,450 euros" in top.best.sentence
     assert not is_heading(top.best.sentence)
     assert is_heading("Cycling trip to the Alps") and is_heading("***") and is_heading("?")
+
+
+def test_a_line_that_matches_far_better_than_any_sentence_is_the_answer(mail_engine: Engine) -> None:
+    """Headings only step back for a sentence that answers comparably (``HEADING_WEIGHT``)."""
+    answers = mail_engine.ask("Who is Marta Lindqvist?")
+    top = answers[0]
+    assert Path(top.path).name == "webcast.eml"
+    assert top.best.sentence == "Marta Lindqvist, Senior Director and Consultant"
+    assert is_heading(top.best.sentence)
 
 
 def test_nonsense_is_not_answered_but_closest_matches_stay(mail_engine: Engine) -> None:

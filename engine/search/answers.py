@@ -590,16 +590,21 @@ def wanted_field(question: str) -> str:
     return next((name for pattern, name in _FIELD_QUESTIONS if pattern.search(question)), "")
 
 
+#: A heading or word-less line competes for the answer with this share of its score: a
+#: sentence that answers comes first unless the line matches far better ("Bob Esser, Senior
+#: Director" for "Who is Bob Esser?" against a sentence that shares only "who").
+HEADING_WEIGHT = 0.5
+
+
 def _pick(items: list[tuple[float, dict[str, Any]]], field: str = "") -> list[tuple[float, dict[str, Any]]]:
     """A document's matching sentences in answer order: the header line the question asks
-    for (``field``) first, then by score, but sentences before headings and word-less lines
-    (which only answer when nothing else matches)."""
+    for (``field``) first, then by score, headings and word-less lines counting
+    ``HEADING_WEIGHT`` of theirs."""
     return sorted(
         items,
         key=lambda sm: (
             not field or sm[1].get("field") != field,
-            is_heading_record(sm[1]),
-            -sm[0],
+            -sm[0] * (HEADING_WEIGHT if is_heading_record(sm[1]) else 1.0),
             sm[1]["sentence_id"],
         ),
     )
