@@ -369,7 +369,7 @@ def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, t
     # Index ▸ Adapt trains in the indexing child and re-encodes into a new generation that
     # goes live at the end
     qtbot.waitUntil(lambda: any(o.kind == "adapt" for o in outcomes), timeout=WAIT_MS * 4)
-    qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.banner.isVisible() and bool(finished), timeout=WAIT_MS)
     final, error = finished[0]
     assert error == "" and final is not None and final.files_done == final.files_total == 1
     assert any(t.startswith("Adapting the model") for t in shown)
@@ -392,7 +392,8 @@ def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, t
     qtbot.waitUntil(
         lambda: window.statusBar().currentMessage().startswith("Previous model restored"), timeout=WAIT_MS * 3
     )
-    assert finished and finished[0][1] == ""
+    qtbot.waitUntil(lambda: bool(finished), timeout=WAIT_MS)
+    assert finished[0][1] == ""
     qtbot.waitUntil(lambda: window.model_state.get("adapted") is False, timeout=WAIT_MS)
     with Engine(home=home) as check:
         st = check.status()
