@@ -832,7 +832,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help="pools, bundles, caches, results (runs/ood)"
     )
-    parser.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="docs page to write the table into")
+    parser.add_argument(
+        "--doc",
+        type=Path,
+        help=f"docs page to write the table into ({DEFAULT_DOC} for the published one; default: print it only)",
+    )
     parser.add_argument("--data", type=Path, default=DATA_DIR, help="shared data directory")
     parser.add_argument(
         "--model", type=Path, default=SHIPPED, help="the bundle as shipped (assets/sparc-tiny)"
@@ -927,7 +931,10 @@ def run(args: argparse.Namespace) -> int:
         + costs
         + "\n"
     )
-    write_doc(args.doc, body)
+    if args.doc is not None:  # a partial run (fewer sets or settings) must not replace the page
+        write_doc(args.doc, body)
+    else:
+        print(body)
     report = {
         "sets": all_sets,
         "settings": settings,
