@@ -134,6 +134,61 @@ def test_reader_never_fails_while_another_process_indexes_and_merges(tmp_path: P
     assert len(list((path / columns.COLUMNS_DIR).iterdir())) < 40
 
 
+def test_a_commit_landing_between_a_readers_reads_is_read_again(tmp_path: Path, monkeypatch) -> None:
+    """The stress test above, made deterministic for one race: another writer commits after a
+    reader read tantivy's commit stamp and before it loads the column state, so the manifest
+    is of a newer commit; the reader reads both again instead of failing (it raised
+    ``ColumnStoreError: ... is at tantivy opstamp N, the index at M`` before issue 14)."""
+    path = tmp_path / "ix"
+    w = SentenceIndex.create(path, QUANT)
+    w.add(_records(0), _batch(0))
+    w.commit()
+    reader = SentenceIndex.open(path)
+    store = reader._columns
+    real = store.view
+    asked: list[int] = []
+
+    def view(opstamp, previous=None, live=None):
+        asked.append(opstamp)
+        if len(asked) == 1:
+            w.add(_records(1), _batch(1))
+            w.commit()
+        return real(opstamp, previous, live)
+
+    monkeypatch.setattr(store, "view", view)
+    reader.reload()
+    assert len(asked) == 2 and asked[1] > asked[0]
+    assert reader._view.searcher.num_docs == reader._view.columns.num_live == len(_records(0)) + len(_records(1))
+    assert reader.search(sample_questions(_batch(1), 1, seed=3)[0], 10, idf=True)
+    reader.close()
+    w.close()
+
+
+def test_files_a_reader_is_loading_outlive_the_commit_that_supersedes_them(tmp_path: Path, monkeypatch) -> None:
+    """The other race, made deterministic: while a reader holds the readers' lock (it is
+    loading a state), a commit whose merge supersedes segments leaves their files; the next
+    commit removes them (the writer deleted them at once before issue 14, and the reader
+    failed with FileNotFoundError)."""
+    monkeypatch.setattr(columns, "MAX_SEGMENTS", 1)
+    monkeypatch.setattr(columns, "MERGE_WIDTH", 2)
+    path = tmp_path / "ix"
+    root = path / columns.COLUMNS_DIR
+    w = SentenceIndex.create(path, QUANT)
+    w.add(_records(0), _batch(0))
+    w.commit()
+    loading = {p.name for p in root.iterdir()} - {columns.MANIFEST, columns.READERS_LOCK}
+    assert loading
+    with columns._readers_lock(root, exclusive=False) as held:
+        assert held
+        w.add(_records(1), _batch(1))
+        w.commit()  # two segments, more than MAX_SEGMENTS: merged into one
+        assert loading <= {p.name for p in root.iterdir()}
+    w.add(_records(2), _batch(2))
+    w.commit()
+    assert not loading & {p.name for p in root.iterdir()}
+    w.close()
+
+
 def test_pending_state_is_used_only_for_its_own_commit(tmp_path: Path, monkeypatch) -> None:
     """A writer killed after writing its pending column state but before tantivy committed
     leaves a stale ``pending.json``; a later tantivy commit made without it (here by a bare
