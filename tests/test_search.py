@@ -17,7 +17,15 @@ from conftest import copied_home, demo_samples
 from engine.api.facade import Engine, SearchFilters
 from engine.index.sentences import IndexHit
 from engine.model.encoder import default_bundle_dir
-from engine.search.answers import RRF_K, fuse, highlight_spans, is_heading, question_terms, wanted_field
+from engine.search.answers import (
+    HEADING_WEIGHT,
+    RRF_K,
+    fuse,
+    highlight_spans,
+    is_heading,
+    question_terms,
+    wanted_field,
+)
 from engine.search.defaults import DEFAULT_FUSION
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,14 +134,18 @@ def test_answer_passage_offsets_document_text_and_highlights(engine: Engine) -> 
             else:
                 assert text[a.doc_start : a.doc_start + len(a.best.sentence)] == a.best.sentence
                 assert a.best.passage in text
-            # The header line the question asks for, then sentences by score, then headings
-            # (context, not answers: titles, a message's Subject, a file's name) by score.
+            # The header line the question asks for, then by score, headings (context rather
+            # than answers: titles, a message's Subject, a file's name) at HEADING_WEIGHT of theirs.
             wanted = wanted_field(q["question"])
             hits = [
                 (
                     not (wanted and h.field == wanted),
-                    (is_heading(h.sentence) and not h.field) or h.field in ("name", "subject"),
-                    -h.score,
+                    -h.score
+                    * (
+                        HEADING_WEIGHT
+                        if (is_heading(h.sentence) and not h.field) or h.field in ("name", "subject")
+                        else 1.0
+                    ),
                 )
                 for h in (a.best, *a.others)
             ]
