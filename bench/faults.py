@@ -52,20 +52,23 @@ def cli(
 
 
 # Runs ``engine.cli.main`` once per argv given as JSON, in one process, as the ``sparcdesk``
-# entry point would in a process of its own: each command's stdout and stderr captured
-# (a byte stream, as a terminal's), its exit status, an uncaught exception printed as the
-# interpreter prints it. Prints the list of results as JSON.
+# entry point would in a process of its own: for each command, file descriptors 1 and 2 point
+# at files of its own (so what child processes and native code print is captured with it), an
+# uncaught exception is printed as the interpreter prints it, and its exit status is kept.
+# Writes the list of results as JSON to the file named by the last argument.
 _STEPS = """
-import io, json, sys, traceback
+import json, os, sys, tempfile, traceback
 from engine.cli.main import main
 from engine.index import sentences
+commands, retry, result = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
+if retry is not None:
+    sentences.VIEW_RETRY_S = float(retry)
+saved = os.dup(1), os.dup(2)
 out = []
-real = sys.stdout
-if sys.argv[2] != "null":
-    sentences.VIEW_RETRY_S = float(sys.argv[2])
-for argv in json.loads(sys.argv[1]):
-    streams = [io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape", write_through=True) for _ in "12"]
-    sys.stdout, sys.stderr = streams
+for argv in commands:
+    files = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    sys.stdout.flush(); sys.stderr.flush()
+    os.dup2(files[0].fileno(), 1); os.dup2(files[1].fileno(), 2)
     try:
         code = main(argv)
     except SystemExit as exc:
@@ -73,10 +76,16 @@ for argv in json.loads(sys.argv[1]):
     except BaseException:
         traceback.print_exc()
         code = 1
-    sys.stdout, sys.stderr = real, sys.__stderr__
-    text = [s.buffer.getvalue().decode("utf-8", "replace") for s in streams]
-    out.append([int(code or 0), text[0], text[1]])
-real.write(json.dumps(out))
+    sys.stdout.flush(); sys.stderr.flush()
+    os.dup2(saved[0], 1); os.dup2(saved[1], 2)
+    text = []
+    for f in files:
+        f.seek(0)
+        text.append(f.read().decode("utf-8", "replace"))
+        f.close()
+    out.append([int(code or 0), *text])
+with open(result, "w", encoding="utf-8") as f:
+    json.dump(out, f)
 """
 
 
@@ -85,21 +94,27 @@ def cli_steps(
 ) -> list[subprocess.CompletedProcess[str]]:
     """``sparcdesk`` commands run one after another in one process (:func:`cli` starts one
     per command: ~0.4 s of CPU each, most of a small case's cost). Each command opens the
-    data folder anew, as its own process would; a result per command, as :func:`cli`'s.
+    data folder anew, as its own process would; a result per command, as :func:`cli`'s, with
+    all it printed (its children's output included).
     ``view_retry_s``: how long a reader waits for a column store that disagrees with its
     tantivy commit before calling it damaged (``VIEW_RETRY_S``, 5 s: a writer may be mid-commit)."""
     env = dict(os.environ, SPARCDESK_HOME=str(home), PYTHONPATH=str(ROOT))
-    r = subprocess.run(
-        [sys.executable, "-c", _STEPS, json.dumps(commands), json.dumps(view_retry_s)],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if r.returncode != 0:  # the driver itself died (a crash in native code): every step says so
-        return [subprocess.CompletedProcess(c, r.returncode, r.stdout, r.stderr) for c in commands]
-    return [subprocess.CompletedProcess(c, code, out, err) for c, (code, out, err) in zip(commands, json.loads(r.stdout), strict=True)]
+    with tempfile.TemporaryDirectory() as tmp:
+        result = Path(tmp) / "steps.json"
+        r = subprocess.run(
+            [sys.executable, "-c", _STEPS, json.dumps(commands), json.dumps(view_retry_s), str(result)],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if r.returncode != 0 or not result.is_file():  # the driver itself died: every step says so
+            return [subprocess.CompletedProcess(c, r.returncode or 1, r.stdout, r.stderr) for c in commands]
+        steps = json.loads(result.read_text(encoding="utf-8"))
+    return [
+        subprocess.CompletedProcess(c, code, out, err) for c, (code, out, err) in zip(commands, steps, strict=True)
+    ]
 
 
 def _traceback(*runs: subprocess.CompletedProcess[str]) -> bool:
