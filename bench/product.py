@@ -927,18 +927,16 @@ def _busy_processes(min_cpu: float = 15.0) -> list[str]:
 
 def run(args: argparse.Namespace, log=print) -> dict:
     sets = [s for s in args.sets.split(",") if s]
-    if getattr(args, "doc_weight", None) is not None:
-        import engine.search.answers
+    import engine.search.answers
 
-        engine.search.answers.DOC_WEIGHT = args.doc_weight
-    if getattr(args, "doc_decay", None) is not None:
-        import engine.search.answers
-
-        engine.search.answers.DOC_DECAY = args.doc_decay
-    if getattr(args, "heading_weight", None) is not None:
-        import engine.search.answers
-
-        engine.search.answers.HEADING_WEIGHT = args.heading_weight
+    # settings to compare (--doc-weight, --doc-decay, --heading-weight): the engine's own constants
+    for option, constant in (
+        ("doc_weight", "DOC_WEIGHT"),
+        ("doc_decay", "DOC_DECAY"),
+        ("heading_weight", "HEADING_WEIGHT"),
+    ):
+        if getattr(args, option, None) is not None:
+            setattr(engine.search.answers, constant, getattr(args, option))
     for s in sets:
         if s not in SETS:
             raise SystemExit(f"unknown set {s!r}; choose from {','.join(SETS)}")

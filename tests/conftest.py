@@ -75,6 +75,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             super()._assign_work_unit(node)
 
     return TorchModulesTogether(config, log)
+
+
 #: the SQuAD training subset in ../shared/data (tests that need it skip without it)
 SQUAD_SUBSET = Path(__file__).resolve().parents[2] / "shared/data/squad/train-v1.1.subset-real-ids.json.gz"
 
