@@ -945,6 +945,7 @@ def run(args: argparse.Namespace, log=print) -> dict:
         if getattr(args, k, None) is not None:
             size[k] = getattr(args, k)
     limit = args.limit if args.limit is not None else (size["questions"] or None)
+    seed = SEED if getattr(args, "seed", None) is None else args.seed
     work = Path(args.work or ("runs/product-quick" if args.quick else "runs/product")).resolve()
     work.mkdir(parents=True, exist_ok=True)
     env_before = {"loadavg": os.getloadavg(), "busy": _busy_processes()}
@@ -955,12 +956,12 @@ def run(args: argparse.Namespace, log=print) -> dict:
     for name in dict.fromkeys(COLLECTION_OF[s] for s in sets):
         t0 = time.perf_counter()
         if name == "mail":
-            built[name] = build_mail(work, size["enron"])
+            built[name] = build_mail(work, size["enron"], seed)
         elif name == "squad":
-            built[name] = build_squad(work, size["squad_articles"])
+            built[name] = build_squad(work, size["squad_articles"], seed)
         else:
             n_docs = size[f"{name}_docs"]
-            built[name] = build_classic(name, work, n_docs, size.get("classic_questions") or limit or 0)
+            built[name] = build_classic(name, work, n_docs, size.get("classic_questions") or limit or 0, seed)
         log(f"{name}: {len(built[name][0].docs)} files written in {time.perf_counter() - t0:.1f} s")
 
     results: dict[str, Any] = {}
@@ -982,7 +983,7 @@ def run(args: argparse.Namespace, log=print) -> dict:
                     continue
                 qs = [q for q in questions if q.set == s]
                 if limit:  # a seeded sample of each, every kind of question in proportion
-                    pick = random.Random(SEED + 6)
+                    pick = random.Random(seed + 6)
                     ans, una = [q for q in qs if q.answerable], [q for q in qs if not q.answerable]
                     pick.shuffle(ans)
                     pick.shuffle(una)
@@ -1031,6 +1032,7 @@ def run(args: argparse.Namespace, log=print) -> dict:
             "unit": "whole document (e-mail: From/To/Cc/Subject/X-From/X-To/X-cc lines + body)",
         },
         "sizes": size,
+        "seed": seed,
         "limit": limit,
         "threads": args.threads,
         "work": str(work),
@@ -1164,6 +1166,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap.add_argument("--squad-articles", dest="squad_articles", type=int, help="SQuAD articles (of 48)")
     ap.add_argument("--cisi-docs", dest="cisi_docs", type=int, help="CISI documents (0 = all)")
     ap.add_argument("--time-docs", dest="time_docs", type=int, help="TIME documents (0 = all)")
+    ap.add_argument(
+        "--seed", type=int, help=f"seed of every sample: messages, articles, documents, questions (default {SEED})"
+    )
     ap.add_argument("--no-save", action="store_true", help="do not write bench/results")
     args = ap.parse_args(argv)
     args.argv = list(argv if argv is not None else sys.argv[1:])

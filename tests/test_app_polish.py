@@ -79,13 +79,14 @@ def test_removing_a_source_while_it_indexes_is_prompt(qtbot, open_window, tmp_pa
     keep.mkdir()
     shutil.copy(SAMPLES / "documents" / "black-death.html", keep)
     turbines = tmp_path / "turbines"
-    notes = write_zorblax_notes(turbines, 150)
+    write_zorblax_notes(turbines, 5)
     home = tmp_path / "home"
     with Engine(home=home) as engine:
         engine.add_source(keep)
         engine.add_source(turbines)
         engine.index()
-    write_zorblax_notes(turbines, 150, edition=2)  # every note changed: the next run re-reads them
+    # five notes changed and 145 new: the next run has 150 to read, long enough to be cut short
+    notes = write_zorblax_notes(turbines, 150, edition=2)
     window = open_window(home)
     shown = type_question(qtbot, window, "Where was the zorblax turbine assembled?").answers
     assert any(a.path.startswith(str(turbines)) for a in shown)

@@ -183,10 +183,10 @@ def _fill(disk: Path, leave: int) -> Path:
     return filler
 
 
-#: Files of the second corpus: 10 sentences each, ~1.1 MB more in the data folder in all (~5 KB
+#: Files of the second corpus: 10 sentences each, ~0.5 MB more in the data folder in all (~5 KB
 #: a sentence, name lines included), well over the 256 KB left free, so the disk fills in its
 #: commit (the column store's write falls short).
-TWO_FILES = 20
+TWO_FILES = 10
 #: Free space left on the small disk before the second corpus is indexed.
 LEFT_FREE = 256 << 10
 
@@ -262,7 +262,7 @@ def test_full_disk_stops_cleanly_and_the_next_run_continues(
         assert_complete(e, [*sorted(one.iterdir()), *sorted(two.iterdir())])
         st = e.status()
         assert st["files"] == st["files_ok"] == 20 + TWO_FILES
-        assert e.ask("heron report 17 token17x3", top=1)[0].path == str(two / "g17.txt")
+        assert e.ask("heron report 7 token7x3", top=1)[0].path == str(two / "g7.txt")
 
 
 # --------------------------------------------------------------------------- hostile files
