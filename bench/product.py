@@ -1167,7 +1167,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap.add_argument("--cisi-docs", dest="cisi_docs", type=int, help="CISI documents (0 = all)")
     ap.add_argument("--time-docs", dest="time_docs", type=int, help="TIME documents (0 = all)")
     ap.add_argument(
-        "--seed", type=int, help=f"seed of every sample: messages, articles, documents, questions (default {SEED})"
+        "--seed",
+        type=int,
+        help=f"seed of every sample: messages, articles, documents, questions (default {SEED})",
     )
     ap.add_argument("--no-save", action="store_true", help="do not write bench/results")
     args = ap.parse_args(argv)
