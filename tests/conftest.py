@@ -41,13 +41,24 @@ TORCH_MODULES = frozenset(
 #: starts one of them near the end while the others have finished (xdist hands out the
 #: units in order, by number of tests, and gives each worker two at the start).
 LONGEST_FIRST = (
-    "test_app.py",  # 82: windows, a real adaptation in the indexing child
-    "torch-modules",  # 80
-    "test_concurrency.py",  # 63: 60 s of a reader against another process's commits
-    "test_app_polish.py",  # 47
-    "test_faults.py",  # 45
-    "test_product.py",  # 17
-    "test_pools.py",  # 15
+    "test_concurrency.py",  # 65: 60 s of a reader against another process's commits
+    "torch-modules",  # 62
+    "test_app.py",  # 44: windows, a real adaptation in the indexing child
+    "test_app_polish.py",  # 38
+    "test_faults.py",  # 36
+    "test_pipeline.py",  # 11
+    "test_columns.py",  # 11
+    "test_product.py",  # 11
+    "test_offline.py",  # 10
+    "test_pools.py",  # 9
+    "test_e2e_data.py",  # 9
+    "test_versions.py",  # 7
+    "test_bad_names.py",  # 6
+    "test_ood.py",  # 5
+    "test_watch_rules.py",  # 5
+    "test_watch.py",  # 5
+    "test_index.py",  # 5
+    "test_cli.py",  # 4
 )
 
 

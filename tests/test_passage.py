@@ -114,7 +114,7 @@ def test_passage_onnx_agrees_with_torch(passage_run, squad_handful):
     by_passage: dict[int, list[str]] = {}
     for s in sentences:
         by_passage.setdefault(s.passage_id, []).append(s.text)
-    passages = list(by_passage.values())[:6]
+    passages = list(by_passage.values())[:3]  # 24 sentences in 11 windows; torch: [24, positions, vocabulary]
     fp32 = check_passage_agreement(model, bundle, "model.fp32.onnx", passages, top=50)
     print(fp32)
     assert fp32["windows"] < fp32["sentences"]
