@@ -15,7 +15,7 @@ import pytest
 
 from engine.api.facade import Engine
 from engine.common.progress import Cancelled
-from engine.model.adapt import adapt_bundle
+from engine.model.adapt import EmbeddingAdam, adapt_bundle
 from engine.model.bundle_edit import copy_bundle, onnx_files, read_embedding_matrix, replace_embedding_matrix
 from engine.model.encoder import SparseEncoder, default_bundle_dir
 from engine.model.features import load_tokenizer
@@ -113,6 +113,36 @@ def test_cancel_then_resume(tmp_path: Path) -> None:
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["adaptation"]["resumed_from_step"] == 2
     assert not (state / "adapt-state.pt").exists()
+
+
+def test_embedding_adam_is_torch_adam_and_their_states_resume_in_each_other() -> None:
+    """The adaptation's own Adam (no ``torch.optim``: it imports the compiler) takes
+    ``torch.optim.Adam``'s steps exactly, with sparse rows of zero gradient as an MLM batch
+    leaves them, and a state saved by either resumes in the other."""
+    import torch
+
+    torch.manual_seed(0)
+    start = torch.randn(64, 8)
+    ours, theirs = torch.nn.Parameter(start.clone()), torch.nn.Parameter(start.clone())
+    mine, ref = EmbeddingAdam(ours, lr=5e-3), torch.optim.Adam([theirs], lr=5e-3)
+
+    def steps(n: int) -> None:
+        for _ in range(n):
+            grad = torch.randn(64, 8)
+            grad[torch.rand(64) < 0.7] = 0.0  # rows the batch did not touch
+            ours.grad, theirs.grad = grad.clone(), grad.clone()
+            mine.step()
+            ref.step()
+
+    steps(15)
+    assert torch.equal(ours, theirs) and not torch.equal(ours, start)
+    resumed_ref = torch.optim.Adam([theirs], lr=5e-3)
+    resumed_ref.load_state_dict(mine.state_dict())
+    resumed_mine = EmbeddingAdam(ours, lr=5e-3)
+    resumed_mine.load_state_dict(ref.state_dict())
+    mine, ref = resumed_mine, resumed_ref
+    steps(5)
+    assert mine.step_count == 20 and torch.equal(ours, theirs)
 
 
 def test_vocabulary_expansion_adds_corpus_words(tmp_path: Path) -> None:

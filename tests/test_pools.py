@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from collections import defaultdict
@@ -147,6 +148,11 @@ def _paths(name: str) -> tuple[Path, Path]:
     return mrqa, cands
 
 
+# several checks walk the same files: each is read once per run
+_examples = functools.cache(read_mrqa)
+_spans = functools.cache(multireqa_spans)
+
+
 @pytest.fixture(scope="module")
 def squad_pool():
     return build_pool(*_paths("squad-dev"))
@@ -167,12 +173,12 @@ def _check_pool(pool, mrqa_path, cands_path):
         passages[s.passage_id].append(s)
     # MultiReQA contexts come in the same order as the pool's passages
     spans_of_context = {}
-    for (context, spans), pid in zip(multireqa_spans(mrqa_path, cands_path), passages, strict=True):
+    for (context, spans), pid in zip(_spans(mrqa_path, cands_path), passages, strict=True):
         assert [context[a:b] for a, b in spans] == [s.text for s in passages[pid]]
         spans_of_context[context] = [(a, b, s.id) for (a, b), s in zip(spans, passages[pid], strict=True)]
     gold_of = {q.question: set(q.gold) for q in pool.questions}
     contained = crossing = 0
-    for ex in read_mrqa(mrqa_path):
+    for ex in _examples(mrqa_path):
         spans = spans_of_context[ex["context"]]
         for qa in ex["qas"]:
             gold = gold_of[" ".join(qa["question"].split())]
@@ -209,7 +215,7 @@ def _check_merged(pool, mrqa_path) -> int:
     by_id = {s.id: s for s in pool.sentences}
     by_question = {q.question: q for q in pool.questions}
     occurrences: dict[str, list[tuple[dict, dict]]] = defaultdict(list)
-    for ex in read_mrqa(mrqa_path):
+    for ex in _examples(mrqa_path):
         for qa in ex["qas"]:
             occurrences[" ".join(qa["question"].split())].append((ex, qa))
     merged = {k: v for k, v in occurrences.items() if len(v) > 1}
@@ -251,7 +257,7 @@ def test_relation_extraction_pool(re_pool):
 
 @pytest.mark.needs_data
 def test_multireqa_offsets_are_end_exclusive():
-    contexts = multireqa_spans(*_paths("squad-dev"))
+    contexts = _spans(*_paths("squad-dev"))
     for context, spans in contexts[:200]:
         last_end = spans[-1][1]
         assert context[:last_end].rstrip() == context.rstrip()
