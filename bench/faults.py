@@ -124,14 +124,14 @@ def _traceback(*runs: subprocess.CompletedProcess[str]) -> bool:
 # --------------------------------------------------------------------------- damage
 
 
-def _corpus(folder: Path) -> None:
+def _corpus(folder: Path, files: int = 24) -> None:
     facts = [
         ("otters", "Otters hold hands while they sleep so they do not drift apart."),
         ("kestrels", "Kestrels hover over motorway verges while hunting voles."),
         ("axolotls", "Axolotls regrow their limbs within a few weeks."),
         ("puffins", "Puffins nest in burrows on grassy sea cliffs."),
     ]
-    for i in range(24):
+    for i in range(files):
         name, fact = facts[i % len(facts)]
         (folder / f"{name}-{i}.txt").write_text(f"Note {i}. {fact} Filed under token{i}.\n")
 
@@ -253,12 +253,15 @@ def damage_cases() -> dict[str, Callable[[Path, Path], Path | None]]:
     }
 
 
-def run_damage(work: Path, only: str | list[str] | None = None, view_retry_s: float | None = None) -> dict:
+def run_damage(
+    work: Path, only: str | list[str] | None = None, view_retry_s: float | None = None, files: int = 24
+) -> dict:
     """The damage cases (``only``: those whose name holds this string, or these names;
-    ``view_retry_s``: see :func:`cli_steps`)."""
+    ``view_retry_s``: see :func:`cli_steps`; ``files``: notes in the corpus, at least 6, so
+    ``kestrels-5.txt`` is among them)."""
     docs = work / "docs"
     docs.mkdir(parents=True)
-    _corpus(docs)
+    _corpus(docs, files)
     base = work / "base"
     bundle = work / "bundle"
     from engine.model.encoder import default_bundle_dir
