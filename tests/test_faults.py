@@ -187,13 +187,15 @@ def _fill(disk: Path, leave: int) -> Path:
 #: a sentence, name lines included), well over the 256 KB left free, so the disk fills in its
 #: commit (the column store's write falls short).
 TWO_FILES = 10
+#: Files of the first corpus (3 sentences each), indexed while the disk has room.
+ONE_FILES = 10
 #: Free space left on the small disk before the second corpus is indexed.
 LEFT_FREE = 256 << 10
 
 
 def _two_corpora(tmp_path: Path) -> tuple[Path, Path]:
     one, two = tmp_path / "one", tmp_path / "two"
-    for i in range(20):
+    for i in range(ONE_FILES):
         write(one / f"f{i}.txt", f"Otter note {i}. Otters swim in river number {i}. They eat fish daily.")
     for i in range(TWO_FILES):
         write(
@@ -261,7 +263,7 @@ def test_full_disk_stops_cleanly_and_the_next_run_continues(
 
         assert_complete(e, [*sorted(one.iterdir()), *sorted(two.iterdir())])
         st = e.status()
-        assert st["files"] == st["files_ok"] == 20 + TWO_FILES
+        assert st["files"] == st["files_ok"] == ONE_FILES + TWO_FILES
         assert e.ask("heron report 7 token7x3", top=1)[0].path == str(two / "g7.txt")
 
 
