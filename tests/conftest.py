@@ -227,8 +227,9 @@ def two_process_grads() -> SimpleNamespace:
     of the real training command in the same two processes, once per run: ``data`` (the
     folder), ``grads`` (mode -> parameter -> gradient) and ``run`` (the training run's folder).
     test_trainer and test_passage each compare one mode with one process and check the
-    two-process run; starting the three processes (torch and transformers imported in each)
-    was most of each test's cost."""
+    two-process run. The processes are forked from this worker by torch's elastic launcher
+    (``run_two_processes``): started fresh by ``torchrun``, importing torch and transformers
+    three times was most of these tests' cost."""
     import torch
     from gradcache_worker import RUN_DIR, run_two_processes
 

@@ -1,14 +1,15 @@
 """Worker for the gradient-cache tests (tests/test_trainer.py, tests/test_passage.py).
 
-Run with ``torchrun --nproc_per_node K tests/gradcache_worker.py BASE DATA OUT B LAMBDA MODE...``:
-for each MODE every process takes its B examples (process r: examples[r*B:(r+1)*B]), seeds
+``run_two_processes`` starts ``WORLD`` gloo processes with torch's elastic launcher (what
+``torchrun`` runs), forked from the calling process; ``torchrun --nproc_per_node K
+tests/gradcache_worker.py BASE DATA OUT B LAMBDA MODE...`` runs the same work from a shell.
+For each MODE every process takes its B examples (process r: examples[r*B:(r+1)*B]), seeds
 torch with SEED and computes one step's gradients through ``trainer.train.step_gradients`` (the
 gradient-cache path, dropout on) on a model set up afresh; process 0 saves {MODE: gradients} to
 OUT. MODE ``sentence``: sentence batches (pooling ``all``); ``passage``: passage batches
 (``--passage --passage-vector``); ``train``: then, in the same process group, three steps of
 the real training command (``trainer.train.run``, the code ``torchrun -m trainer.train`` runs)
-into ``run/`` beside OUT. The modes share one launch (conftest ``two_process_grads``): each
-launch starts three processes that import torch and transformers, most of these tests' cost.
+into ``run/`` beside OUT. The modes share one launch (conftest ``two_process_grads``).
 """
 
 from __future__ import annotations
@@ -62,20 +63,41 @@ def grads(model: SparcModel) -> dict[str, torch.Tensor]:
     return {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
 
 
-def run_two_processes(base: Path, data: Path, out: Path, *modes: str, timeout: int = 600) -> None:
-    """Run this worker in ``WORLD`` gloo processes (one thread each), ``BATCH`` examples each
-    and FLOPS weight ``LAMBDA``, for ``modes``; the gradients are saved to ``out``."""
-    import os
-    import subprocess
+def run_two_processes(base: Path, data: Path, out: Path, *modes: str) -> None:
+    """Run ``work`` in ``WORLD`` gloo processes (one thread each), ``BATCH`` examples each and
+    FLOPS weight ``LAMBDA``, for ``modes``; the gradients are saved to ``out``.
 
-    repo = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    cmd = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(WORLD),
-        str(Path(__file__).resolve()), str(base), str(data), str(out), str(BATCH), str(LAMBDA), *modes,
-    ]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    The processes are forked from this one by torch's elastic launcher, the machinery
+    ``torchrun`` runs (standalone rendezvous, the same environment for each rank), so they
+    start with torch, transformers and the trainer already imported: ``torchrun`` starting this
+    file took ~13 s of CPU for three fresh interpreters importing them, against ~3 s for the
+    work itself. Forking needs the caller to have made no OpenMP threads (the tests run torch
+    on one thread). The launcher's signal handlers are put back afterwards."""
+    import signal
+    import threading
+    import uuid
+
+    from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+
+    config = LaunchConfig(
+        min_nodes=1,
+        max_nodes=1,
+        nproc_per_node=WORLD,
+        run_id=f"gradcache-{uuid.uuid4()}",
+        rdzv_backend="c10d",
+        rdzv_endpoint="localhost:0",
+        max_restarts=0,
+        monitor_interval=0.1,
+        start_method="fork",
+    )
+    names = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT")
+    main_thread = threading.current_thread() is threading.main_thread()
+    saved = {n: signal.getsignal(getattr(signal, n)) for n in names} if main_thread else {}
+    try:
+        elastic_launch(config, work)(base, data, out, BATCH, LAMBDA, list(modes))
+    finally:
+        for name, handler in saved.items():
+            signal.signal(getattr(signal, name), handler)
 
 
 def assert_same_grads(got: dict[str, torch.Tensor], want: dict[str, torch.Tensor]) -> None:
@@ -85,10 +107,8 @@ def assert_same_grads(got: dict[str, torch.Tensor], want: dict[str, torch.Tensor
     assert worst < 1e-4, worst
 
 
-def main() -> None:
-    base, data, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
-    batch, lam = int(sys.argv[4]), float(sys.argv[5])
-    modes = sys.argv[6:]
+def work(base: Path, data: Path, out: Path, batch: int, lam: float, modes: list[str]) -> None:
+    """One rank's part (the process group comes from the launcher's environment)."""
     if not modes or set(modes) - set(MODES):
         raise SystemExit(f"modes must be among {MODES}, got {modes}")
     torch.set_num_threads(1)
@@ -117,6 +137,10 @@ def main() -> None:
         run(parser.parse_args(["--base", str(base), "--data", str(data), "--out", str(out.parent / RUN_DIR), *TRAIN_ARGS]))
     else:
         dist.destroy_process_group()
+
+
+def main() -> None:
+    work(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6:])
 
 
 if __name__ == "__main__":

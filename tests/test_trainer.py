@@ -1,4 +1,4 @@
-"""Trainer: a tiny real training run lowers the loss, export agrees with torch, torchrun works."""
+"""Trainer: a tiny real training run lowers the loss, export agrees with torch, two processes work."""
 
 from __future__ import annotations
 
@@ -109,10 +109,10 @@ def test_export_agrees_with_torch(tmp_path, squad_handful):
     )
 
 
-def test_torchrun_two_cpu_processes(two_process_grads):
-    """``trainer.train.run`` in two gloo processes started by torchrun (conftest
-    ``two_process_grads``, the launch the gradient-cache tests share): three logged steps with
-    finite losses and the checkpoint."""
+def test_training_in_two_cpu_processes(two_process_grads):
+    """``trainer.train.run`` in two gloo processes started by torch's elastic launcher, what
+    ``torchrun`` runs (conftest ``two_process_grads``, the launch the gradient-cache tests
+    share): three logged steps with finite losses and the checkpoint."""
     out = two_process_grads.run
     log = [json.loads(line) for line in (out / "train-log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log] == [1, 2, 3]
