@@ -525,3 +525,44 @@ def test_segment_of_an_unknown_format_is_refused_naming_the_file(tmp_path: Path)
     with pytest.raises(columns.ColumnStoreError, match="format") as e:
         columns.Segment.load(tmp_path / columns.COLUMNS_DIR, seg.name, None)
     assert str(meta) in str(e.value)
+
+
+# ----------------------------------------------------------------------------- .npy headers
+
+
+def test_segments_load_and_merge_without_numpy_s_header_parser(tmp_path: Path, monkeypatch) -> None:
+    """Column files are opened without ``np.load``: its header parser is ``ast.literal_eval``,
+    and CPython 3.11's compiler keeps a recursion counter shared by the interpreter's threads,
+    so a question read while an indexing thread of the same process loaded segments to merge
+    them failed with ``SystemError: AST constructor recursion depth mismatch`` (seen in
+    test_pipeline's reads-while-indexing test). Every load here, deletes files, a merge and a
+    fresh reader's included, must go without the parser, and read what ``np.save`` wrote."""
+    import ast
+
+    def refuse(*_a, **_k):
+        raise AssertionError("np.load's header parser (ast.literal_eval) was used")
+
+    monkeypatch.setattr(columns, "MAX_SEGMENTS", 2)
+    monkeypatch.setattr(columns, "MERGE_WIDTH", 2)
+    monkeypatch.setattr(ast, "literal_eval", refuse)
+    w = SentenceIndex.create(tmp_path / "ix", QUANT)
+    for i in range(4):  # the third and fourth commits merge; each deletes from the one before
+        w.add(_records(i), _batch(i))
+        if i:
+            w.delete_document(f"b{i - 1}-d{i}")
+        w.commit()
+    w.delete_document("b3-d1")  # a commit of deletes alone: a deletes file, no merge
+    w.commit()
+    live: dict[int, SparseVector] = {}
+    for i in range(4):
+        for j, vec in enumerate(_batch(i)):
+            ids = w.document_sentence_ids(f"b{i}-d{j // 10}")
+            if ids:
+                live[ids[j % 10]] = vec
+    assert len(live) == 4 * 40 - 4 * 10
+    reader = SentenceIndex.open(tmp_path / "ix")
+    segments = reader._view.columns.state.segments  # (name, deletes file) each
+    assert len(segments) <= 2 and any(deletes for _name, deletes in segments)  # merged; deletes kept
+    _check(reader, live, sample_questions(_batch(3), 3, seed=5))
+    reader.close()
+    w.close()

@@ -69,6 +69,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.common import npy
 from engine.home.paths import fsync_dir, write_json_atomic
 
 try:
@@ -128,8 +129,9 @@ def _save(path: Path, array: np.ndarray) -> None:
 def _load(path: Path) -> np.ndarray:
     """Memory-mapped: pages are read on first use and shared with the OS page cache. As a
     plain ndarray view of the map: every slice of an ``np.memmap`` builds another memmap
-    object (~2 us), and a question slices each of its tokens' postings in every segment."""
-    return np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
+    object (~2 us), and a question slices each of its tokens' postings in every segment.
+    Without ``np.load``'s header parser, which fails beside another thread (``engine.common.npy``)."""
+    return npy.load(path, mmap=True)
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -292,7 +294,7 @@ class Segment:
         slot = np.full(t_count, -1, dtype=np.int64)
         slot[np.asarray(a["dense_tokens"], dtype=np.int64)] = np.arange(a["dense_tokens"].shape[0])
         deleted = (
-            np.asarray(np.load(root / deletes_file, allow_pickle=False), dtype=np.int64)
+            np.array(_load(root / deletes_file), dtype=np.int64)
             if deletes_file
             else np.zeros(0, np.int64)
         )

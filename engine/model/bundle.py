@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from tokenizers import Tokenizer
 
+from engine.common import npy
 from engine.model.features import (
     DEFAULT_ENCODING,
     DEFAULT_POOLING,
@@ -69,7 +70,7 @@ def read_query_weights(path: Path, vocab_size: int) -> np.ndarray:
     """A question weight table: float32 ``[vocab_size]``, finite, >= 0. ``ValueError`` naming
     the file and the reason otherwise (a table that does not fit would weigh the wrong ids)."""
     try:
-        table = np.load(path, allow_pickle=False)
+        table = npy.load(path)
     except FileNotFoundError:
         raise ValueError(f"{path}: the query weight table is missing") from None
     except (OSError, ValueError, EOFError) as exc:
