@@ -110,6 +110,7 @@ class DocumentIndex:
                 self._write_state(complete=False)
         else:
             self._index = tantivy.Index.open(str(path))
+        self._index.config_reader(reload_policy="Manual")  # reloaded when asked (SentenceIndex.__init__)
         self._index.register_tokenizer(analyzer_name, analyzer)
         self._schema = self._index.schema
         self._writer: tantivy.IndexWriter | None = None

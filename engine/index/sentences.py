@@ -406,6 +406,11 @@ class SentenceIndex:
         writer_threads: int,
     ) -> None:
         self.path = path
+        # Searchers are reloaded when asked (``reload``), never by tantivy's own watcher
+        # thread: it polls meta.json twice a second in every process holding an index open,
+        # and one that woke while a closed index's folder was being removed re-created
+        # .tantivy-meta.lock in it, leaving the folder behind.
+        index.config_reader(reload_policy="Manual")
         self._index = index
         self._meta = dict(meta)
         self.quantizer = Quantizer.from_dict(meta["quantizer"])
