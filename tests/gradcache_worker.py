@@ -63,7 +63,7 @@ def grads(model: SparcModel) -> dict[str, torch.Tensor]:
     return {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
 
 
-def run_two_processes(base: Path, data: Path, out: Path, *modes: str) -> None:
+def run_two_processes(base: Path, data: Path, out: Path, *modes: str, timeout: float = 600) -> None:
     """Run ``work`` in ``WORLD`` gloo processes (one thread each), ``BATCH`` examples each and
     FLOPS weight ``LAMBDA``, for ``modes``; the gradients are saved to ``out``.
 
@@ -72,7 +72,10 @@ def run_two_processes(base: Path, data: Path, out: Path, *modes: str) -> None:
     start with torch, transformers and the trainer already imported: ``torchrun`` starting this
     file took ~13 s of CPU for three fresh interpreters importing them, against ~3 s for the
     work itself. Forking needs the caller to have made no OpenMP threads (the tests run torch
-    on one thread). The launcher's signal handlers are put back afterwards."""
+    on one thread). The launcher's signal handlers are put back afterwards. A launch still
+    running after ``timeout`` seconds is ended by SIGTERM to this process, which the launcher
+    turns into an exception after stopping its processes (a failed test, not a hung run)."""
+    import os
     import signal
     import threading
     import uuid
@@ -93,9 +96,13 @@ def run_two_processes(base: Path, data: Path, out: Path, *modes: str) -> None:
     names = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT")
     main_thread = threading.current_thread() is threading.main_thread()
     saved = {n: signal.getsignal(getattr(signal, n)) for n in names} if main_thread else {}
+    watchdog = threading.Timer(timeout, os.kill, (os.getpid(), signal.SIGTERM))
+    watchdog.daemon = True
+    watchdog.start()
     try:
         elastic_launch(config, work)(base, data, out, BATCH, LAMBDA, list(modes))
     finally:
+        watchdog.cancel()
         for name, handler in saved.items():
             signal.signal(getattr(signal, name), handler)
 
