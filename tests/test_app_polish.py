@@ -49,14 +49,15 @@ sample_home = test_app.sample_home
 
 
 def write_zorblax_notes(folder: Path, n: int, edition: int = 1) -> list[Path]:
-    """``n`` small notes, each about its own zorblax turbine (``edition`` changes them all)."""
+    """``n`` small notes of two sentences, each about its own zorblax turbine (``edition``
+    changes them all)."""
     folder.mkdir(parents=True, exist_ok=True)
     out = []
     for i in range(n):
         f = folder / f"turbine-{i:03d}.txt"
         f.write_text(
-            f"Edition {edition}. The zorblax turbine number {i} was assembled in Quentaville. "
-            f"It ran on seawater for {i + 3} years. The engineer Mirela Vostok inspected turbine {i}.",
+            f"Edition {edition}: the zorblax turbine number {i} was assembled in Quentaville and ran on "
+            f"seawater for {i + 3} years. The engineer Mirela Vostok inspected turbine {i}.",
             "utf-8",
         )
         out.append(f)
