@@ -18,6 +18,6 @@ export QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 # or a child process they wait for), and the reader-vs-writer test holds its worker for 60 s at
 # well under a core, which a third worker fills (2026-11-24, quiet machine, back to back:
 # -n 2 3 min 27 s, -n 3 3 min 9 s, the same CPU; after later cuts -n 3 2 min 31 s, -n 4 2 min 43 s;
-# after more, -n 3 2 min 00-07 s, -n 4 2 min 00 s with more CPU).
+# after more, -n 3 1 min 54 s to 2 min 07 s, -n 4 2 min 00 s with more CPU).
 # tests/conftest.py hands the longest modules out first (LONGEST_FIRST).
 .venv/bin/python -m pytest -q -n 3 --dist loadfile "$@"
