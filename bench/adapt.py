@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         corpus = work / "corpus"
         corpus.mkdir()
-        sentences, _, files = write_corpus(corpus, args.sentences)
+        _sentences, _contexts, _groups, files = write_corpus(corpus, args.sentences)
         home = args.keep or work / "home"
         with Engine(home=home, threads=args.threads) as engine:
             t0 = time.perf_counter()
