@@ -16,6 +16,7 @@ import re
 import struct
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -27,19 +28,19 @@ _HEADER = re.compile(
 _NP_LOAD = threading.Lock()
 
 
-def layout(path: Path) -> tuple[np.dtype, tuple[int, ...], bool, int] | None:
-    """(dtype, shape, Fortran order, data offset) of an .npy file in ``np.save``'s plain form,
-    or None for any other content (another header, a short or foreign file)."""
-    with open(path, "rb") as f:
-        head = f.read(10)
-        if len(head) < 10 or head[:6] != b"\x93NUMPY" or head[6] not in (1, 2, 3):
-            return None
-        if head[6] == 1:
-            size, start = struct.unpack("<H", head[8:10])[0], 10
-        else:
-            head += f.read(2)
-            size, start = struct.unpack("<I", head[8:12])[0], 12
-        m = _HEADER.fullmatch(f.read(size))
+def _layout(f: BinaryIO) -> tuple[np.dtype, tuple[int, ...], bool, int] | None:
+    """(dtype, shape, Fortran order, data offset) of the .npy file open as ``f`` when it is in
+    ``np.save``'s plain form, or None for any other content (another header, a short or
+    foreign file)."""
+    head = f.read(10)
+    if len(head) < 10 or head[:6] != b"\x93NUMPY" or head[6] not in (1, 2, 3):
+        return None
+    if head[6] == 1:
+        size, start = struct.unpack("<H", head[8:10])[0], 10
+    else:
+        head += f.read(2)
+        size, start = struct.unpack("<I", head[8:12])[0], 12
+    m = _HEADER.fullmatch(f.read(size))
     if m is None:
         return None
     shape = tuple(int(x) for x in m.group(3).split(b",") if x.strip())
@@ -49,21 +50,24 @@ def layout(path: Path) -> tuple[np.dtype, tuple[int, ...], bool, int] | None:
 def load(path: Path, mmap: bool = False) -> np.ndarray:
     """The array, as ``np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)``
     returns it (a memory map as a plain ndarray view), with the same errors: ``ValueError``
-    for a truncated or foreign file, ``FileNotFoundError``."""
-    found = layout(path)
-    if found is None:
-        with _NP_LOAD:
-            array = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
-        return array.view(np.ndarray)
-    dtype, shape, fortran, offset = found
-    order = "F" if fortran else "C"
-    if mmap:
-        mapped = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape, order=order)
-        return mapped.view(np.ndarray)
-    count = int(np.prod(shape, dtype=np.int64))
+    for a truncated or foreign file, ``FileNotFoundError``. The file is opened once: its
+    header read, then mapped or read from the same descriptor."""
     with open(path, "rb") as f:
-        f.seek(offset)
-        data = np.fromfile(f, dtype=dtype, count=count)
-    if data.size != count:
-        raise ValueError(f"{path}: the file holds {data.size} of the {count} values its header declares")
-    return data.reshape(shape, order=order)
+        found = _layout(f)
+        if found is not None:
+            dtype, shape, fortran, offset = found
+            order = "F" if fortran else "C"
+            if mmap:
+                mapped = np.memmap(f, dtype=dtype, mode="r", offset=offset, shape=shape, order=order)
+                return mapped.view(np.ndarray)
+            count = int(np.prod(shape, dtype=np.int64))
+            f.seek(offset)
+            data = np.fromfile(f, dtype=dtype, count=count)
+            if data.size != count:
+                raise ValueError(
+                    f"{path}: the file holds {data.size} of the {count} values its header declares"
+                )
+            return data.reshape(shape, order=order)
+    with _NP_LOAD:
+        array = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    return array.view(np.ndarray)

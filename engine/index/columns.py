@@ -294,7 +294,7 @@ class Segment:
         slot = np.full(t_count, -1, dtype=np.int64)
         slot[np.asarray(a["dense_tokens"], dtype=np.int64)] = np.arange(a["dense_tokens"].shape[0])
         deleted = (
-            np.array(_load(root / deletes_file), dtype=np.int64)
+            np.asarray(npy.load(root / deletes_file), dtype=np.int64)
             if deletes_file
             else np.zeros(0, np.int64)
         )
