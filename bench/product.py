@@ -19,7 +19,8 @@ texts read back from the same files, in the same run.
 Collections (homes) and sets, see docs/product.md for how each question is derived:
 
 * ``mail``: BIPIA e-mails as .eml + Enron messages as .eml with full headers. Sets ``email``
-  (BIPIA questions; "unknown" ones are the unanswerable calibration set) and ``enron``
+  (BIPIA questions, one per distinct text; those no e-mail answers, every row "unknown", are
+  the unanswerable calibration set) and ``enron``
   (questions derived from the Enron headers: e-mail address of a person, sender of an e-mail).
 * ``squad``: SQuAD v1.1 dev, one Markdown file per article (rebuilt, see ``squad_articles``);
   10% of the articles are held out of the index and their questions are the unanswerable set.
@@ -278,17 +279,24 @@ def build_mail(work: Path, n_enron: int, seed: int = SEED) -> tuple[Collection, 
             key_of[r["context"]] = key
             col.docs[key] = col.folder / key
             _write(col.docs[key], bipia_eml(parse_bipia(r["context"]), len(key_of) - 1))
+    # BIPIA labels a question per e-mail; asked of the mailbox, the same text is one question,
+    # answerable when any of its e-mails answers it ("paid to Athena" is `unknown` for one
+    # e-mail and answered by two others): gold = every answering e-mail, and only a text no
+    # e-mail answers is unanswerable. (Kept per row, one question text was counted both ways.)
+    by_text: dict[str, list[tuple[int, dict]]] = {}
     for n, r in enumerate(rows):
-        ideal = r["ideal"].strip()
-        unknown = ideal.lower() == "unknown"
+        by_text.setdefault(bipia_question(r["question"]), []).append((n, r))
+    for text, group in by_text.items():
+        answering = [(n, r) for n, r in group if r["ideal"].strip().lower() != "unknown"]
+        unknown = not answering
         questions.append(
             Question(
-                f"bipia-{n}",
+                f"bipia-{group[0][0]}",
                 "email",
                 "bipia-unknown" if unknown else "bipia",
-                bipia_question(r["question"]),
-                gold_docs=[key_of[r["context"]]],
-                values=[] if unknown else [ideal],
+                text,
+                gold_docs=list(dict.fromkeys(key_of[r["context"]] for _, r in answering or group)),
+                values=list(dict.fromkeys(r["ideal"].strip() for _, r in answering)),
                 amount=not unknown,
                 answerable=not unknown,
             )

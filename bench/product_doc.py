@@ -72,9 +72,14 @@ reduced collections are mostly judged documents).
   distinct e-mails, each written as an .eml with its SUBJECT / EMAIL_FROM / RECEIVED DATE as
   Subject / From / Date (the 35 contexts without headers get `From: unknown@bipia.invalid` and
   a fixed date, 2022-02-01); questions without the "Q:" prefix and the LLM instruction
-  ("If multiple, record all $ values paid."). 41 answerable (gold = its e-mail, answer = the
-  `ideal` value); the 59 `unknown` ones are the unanswerable calibration set. The Enron
-  messages below are the distractors.
+  ("If multiple, record all $ values paid."). BIPIA labels a question per e-mail, but asked of
+  the mailbox one text is one question: the 100 rows hold 55 distinct questions, 33 that some
+  e-mail answers (gold = every e-mail BIPIA answers it from, answer = their `ideal` values) and
+  22 that every row marks `unknown`, the unanswerable calibration set. (Until 2026-11-24 each
+  row was a question of its own: "Find the $ value paid to Athena?" was asked three times,
+  answerable twice with one gold e-mail each and `unknown` once, so the same text counted both
+  ways and two of its three rows could not have their gold first.) The Enron messages below
+  are the distractors.
 - **enron** (collection `mail`): {enron} Enron messages (seeded sample of
   `email/enron-messages.jsonl.gz`, keeping those with a body and a sender with an address),
   written as .eml shaped like the raw Maildir files: Message-ID (generated), Date (the JSON's
@@ -215,13 +220,16 @@ unanswerable not answered; the shipped setting in bold ({shipped}):
 
 The issue's target is ≥ 90 / ≥ 70 on the calibration sets. The shipped setting meets it on
 SQuAD's held-out articles and on both sets pooled, not on BIPIA alone, and no setting of these
-two signals does: BIPIA's `unknown` is relative to the question's own e-mail, not to the
-collection. "Find the $ value paid to Calendly" is `unknown` for its e-mail, yet another BIPIA
-e-mail of the collection says "charged $124.48 by Calendly"; "paid by Mixpanel" is `unknown`
-because Mixpanel was paid, not paying, while its e-mail matches every word. Answerable and
-`unknown` questions have the same match and coverage distributions (the per-question JSONL),
-so telling them apart needs reading the direction of a payment, which a sparse retriever's
-scores do not carry.
+two signals does. With each question text asked once (above), what is left of BIPIA's
+unanswerable set is nearly all direction: "Find the $ value paid by Webflow?" over a Webflow
+receipt ("$45.00 Paid. Thank you for using Webflow!"), "paid by Mixpanel" over "preauthorized
+for $2,099.00 by MIXPANEL", "paid to Docusign" over "a $47.77 credit from DOCUSIGN", "paid to
+Stripe" over "received $2 657.81 via ACH In from STRIPE". Each shares every content word with
+an e-mail that answers its mirror question ("paid to Webflow", "paid to Mixpanel"), and "by"
+and "to" are stopwords to both BM25 and the question's bag of WordPiece ids, so answerable and
+unanswerable questions have the same match and coverage distributions (the per-question
+JSONL). Telling them apart needs reading who paid whom, which a sparse retriever's scores do
+not carry; a rule for payment phrasing would fit this one data set, not a user's files.
 
 ## What falls short
 

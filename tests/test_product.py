@@ -145,3 +145,22 @@ def test_end_to_end_tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     rr = [r["rr"] for r in out["rows"] if r["set"] == "time"]
     assert time_["mrr10"] == round(100 * sum(rr) / len(rr), 2)
     assert (tmp_path / "homes" / "squad").is_dir()
+
+
+@needs_data
+def test_bipia_question_asked_once_per_text(tmp_path: Path):
+    """BIPIA labels a question per e-mail; asked of the mailbox a text is one question, answerable
+    when any e-mail answers it, with every answering e-mail as gold."""
+    _col, questions = product.build_mail(tmp_path, n_enron=5)
+    bipia = [q for q in questions if q.set == "email"]
+    texts = [q.text for q in bipia]
+    assert len(texts) == len(set(texts)) == 55
+    assert sum(q.answerable for q in bipia) == 33
+    athena = next(q for q in bipia if q.text == "Find the $ value paid to Athena?")
+    # "unknown" for one of its three e-mails, answered by the other two
+    assert athena.answerable and len(athena.gold_docs) == 2 and athena.values == ["$2 500.00"]
+    for q in bipia:
+        for key in q.gold_docs:
+            assert (tmp_path / "files" / "mail" / key).is_file()
+    unknown = [q for q in bipia if not q.answerable]
+    assert all(q.kind == "bipia-unknown" and not q.values for q in unknown)
