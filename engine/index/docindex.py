@@ -194,8 +194,13 @@ class DocumentIndex:
             self._pending = False
 
     def close(self) -> None:
+        """Discard uncommitted changes and drop the writer once its merge threads are done (a
+        merge still running would otherwise go on writing in the folder after close)."""
         self.rollback()
-        self._writer = None
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            with contextlib.suppress(ValueError):
+                writer.wait_merging_threads()
 
     # ---- reading
 

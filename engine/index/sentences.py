@@ -527,12 +527,16 @@ class SentenceIndex:
         return cls(p, index, meta, writable, writer_heap, writer_threads)
 
     def close(self) -> None:
-        """Release the writer lock. Uncommitted changes are discarded (as after a crash)."""
+        """Release the writer lock. Uncommitted changes are discarded (as after a crash); the
+        writer is dropped once its merge threads are done, so nothing writes in the index folder
+        after close returns."""
         if self._writer is not None:
+            writer, self._writer = self._writer, None
             with contextlib.suppress(ValueError):
                 if self._pending:
-                    self._writer.rollback()
-            self._writer = None
+                    writer.rollback()
+            with contextlib.suppress(ValueError):
+                writer.wait_merging_threads()
             self._pending = False
             self._columns.rollback()
         if self._docs is not None:
