@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("trainer.evaluate", "evaluate a model bundle and the baselines on a pool"),
     "ood": ("trainer.ood", "out-of-domain table: pools, baselines, SPARC and its adaptations"),
     "quantize": ("trainer.quantize", "selective int8: keep the MatMuls int8 hurts most in fp32"),
+    "int8-projection": ("trainer.projection", "copy a bundle with its vocabulary projection in int8"),
     "query-weights": ("trainer.query_weights", "learn a per-token question weight table for a bundle (encoder frozen)"),
     "mlm-head": ("trainer.mlm_head", "add the masked-LM head and bodies that on-device adaptation needs"),
 }

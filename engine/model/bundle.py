@@ -15,6 +15,8 @@ has one default wherever it is used. The defaults, for a key the config leaves o
 ``passage_vector``          false
 ``prune_ratio``             0 (top-K only)
 ``embedding_initializer``   ``word_embeddings_fp16``
+``projection``              ``fp32`` (``int8``: the on-device graph projects onto the vocabulary
+                            in int8, ``engine.model.bundle_edit.int8_projection``)
 ``training_steps``          0
 ``query_weights``           none (questions weigh 1 per id, times IDF when it is on)
 ==========================  ========================================================
@@ -205,6 +207,12 @@ class Bundle:
     def embedding_initializer(self) -> str:
         """The ONNX initializer holding the word-embedding matrix (what adaptation replaces)."""
         return str(self._get("embedding_initializer", DEFAULT_INITIALIZER))
+
+    @property
+    def projection(self) -> str:
+        """How the on-device graph projects token states onto the vocabulary: ``fp32`` or
+        ``int8`` (weights derived from the embedding matrix; adaptation re-derives them)."""
+        return str(self._get("projection", "fp32"))
 
     @property
     def training_steps(self) -> int:
