@@ -38,11 +38,28 @@ def _inits(path: Path) -> dict[str, np.ndarray]:
     return {i.name: numpy_helper.to_array(i) for i in onnx.load(str(path)).graph.initializer}
 
 
-def _converted(tmp_path: Path) -> Path:
-    out = tmp_path / "q"
-    if not out.is_dir():
-        convert(BUNDLE, out, "0.3.1-test")
+def _fp32_bundle(tmp_path: Path) -> Path:
+    """The shipped bundle running its fp32 graph (fp32 encoder and projection): the reference."""
+    out = tmp_path / "fp32"
+    out.mkdir()
+    for item in BUNDLE.iterdir():
+        if item.is_file() and item.suffix != ".onnx" and item.name != "config.json":
+            (out / item.name).symlink_to(item)
+    (out / "model.fp32.onnx").symlink_to(BUNDLE / "model.fp32.onnx")
+    cfg = json.loads((BUNDLE / "config.json").read_text(encoding="utf-8"))
+    for key in ("onnx_fp32", "projection", "quantization"):
+        cfg.pop(key, None)
+    cfg.update(onnx="model.fp32.onnx", version="0.3.0-fp32")
+    (out / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     return out
+
+
+def _converted(tmp_path: Path) -> tuple[Path, Path]:
+    """(the fp32 reference, the same graph with its projection in int8)."""
+    src = _fp32_bundle(tmp_path)
+    out = tmp_path / "q"
+    convert(src, out, "0.3.0-q")
+    return src, out
 
 
 def test_projection_weights_reconstruct_the_matrix() -> None:
@@ -57,17 +74,17 @@ def test_projection_weights_reconstruct_the_matrix() -> None:
 
 
 def test_converted_bundle_encodes_like_the_fp32_projection(tmp_path: Path) -> None:
-    out = _converted(tmp_path)
+    src, out = _converted(tmp_path)
     b = Bundle.open(out)
-    assert b.projection == "int8" and b.version == "0.3.1-test" and Bundle.open(BUNDLE).projection == "fp32"
-    assert b.identity != Bundle.open(BUNDLE).identity  # a new model to the index: re-encoded once
+    assert b.projection == "int8" and b.version == "0.3.0-q" and Bundle.open(src).projection == "fp32"
+    assert b.identity != Bundle.open(src).identity  # a new model to the index: re-encoded once
     inits = _inits(b.graph_path)
     q, scale = projection_weights(inits[b.embedding_initializer])
     assert np.array_equal(inits[PROJECTION_INT8], q) and np.array_equal(inits[PROJECTION_SCALE], scale)
     graph = onnx.load(str(b.graph_path)).graph
     assert not [n for n in graph.node if n.op_type == "Transpose" and n.name == "EmbeddingTranspose"]
     assert any(n.op_type == "MatMulInteger" and PROJECTION_INT8 in n.input for n in graph.node)
-    before = SparseEncoder(BUNDLE, threads=1).encode(SENTENCES, SENTENCES)
+    before = SparseEncoder(src, threads=1).encode(SENTENCES, SENTENCES)
     after = SparseEncoder(out, threads=1).encode(SENTENCES, SENTENCES)
     for x, y in zip(before, after, strict=True):
         top_x, top_y = set(x.ids[:50].tolist()), set(y.ids[:50].tolist())
@@ -84,7 +101,7 @@ def test_a_swapped_matrix_carries_the_int8_projection(tmp_path: Path) -> None:
     """What adaptation does: a new matrix (here one token's row zeroed and two rows added, as
     vocabulary expansion adds) re-derives the int8 weights, so the zeroed token leaves every
     vector and the graph runs with the longer vocabulary."""
-    src = _converted(tmp_path)
+    _, src = _converted(tmp_path)
     b = Bundle.open(src)
     enc = SparseEncoder(src, threads=1)
     sentence = SENTENCES[2]
@@ -96,8 +113,8 @@ def test_a_swapped_matrix_carries_the_int8_projection(tmp_path: Path) -> None:
     out = tmp_path / "swapped"
     out.mkdir()
     for item in src.iterdir():
-        if item.is_file() and item.name != b.onnx:
-            (out / item.name).write_bytes(item.read_bytes())
+        if item.name != b.onnx:
+            (out / item.name).symlink_to(item.resolve())
     replace_embedding_matrix(b.graph_path, out / b.onnx, m.astype(np.float16))
     inits = _inits(out / b.onnx)
     q, scale = projection_weights(m.astype(np.float16))

@@ -61,9 +61,15 @@ def _files(bundle: Path, cfg: dict) -> str:
         for name, what in kinds.items()
         if (bundle / name).is_file()
     ]
+    projection = (
+        f"an int8 vocabulary projection in `{default}` (derived from them, "
+        "`sparcdesk-train int8-projection`), an fp32 one in the others"
+        if cfg.get("projection") == "int8"
+        else "an fp32 vocabulary projection"
+    )
     return (
         ", ".join(graphs)
-        + ", each with fp16 word embeddings and an fp32 vocabulary projection; `tokenizer.json`, "
+        + f", each with fp16 word embeddings; {projection}; `tokenizer.json`, "
         "`config.json`, `train-log.jsonl`"
     )
 

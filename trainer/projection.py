@@ -28,9 +28,13 @@ def convert(bundle: Path, out: Path, version: str | None = None) -> dict:
     if src.projection == "int8":
         raise SystemExit(f"{bundle}: the projection is already int8")
     copy_bundle(bundle, out, skip=(src.onnx,))
-    int8_projection_file(bundle / src.onnx, out / src.onnx, src.embedding_initializer)
+    replaced = int8_projection_file(bundle / src.onnx, out / src.onnx, src.embedding_initializer)
     cfg = dict(src.config)
     cfg["projection"] = "int8"
+    quant = cfg.get("quantization")
+    if isinstance(quant, dict) and replaced in quant.get("fp32_nodes", []):  # no longer fp32
+        quant = cfg["quantization"] = {**quant, "fp32_nodes": [n for n in quant["fp32_nodes"] if n != replaced]}
+        quant["projection"] = "int8 (sparcdesk-train int8-projection)"
     if version:
         cfg["version"] = version
     (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")

@@ -116,7 +116,7 @@ def _set_projection_weights(model: Any, matrix: np.ndarray) -> None:
             init.CopyFrom(numpy_helper.from_array(values[init.name], init.name))
 
 
-def int8_projection(model: Any, name: str = DEFAULT_INITIALIZER) -> None:
+def int8_projection(model: Any, name: str = DEFAULT_INITIALIZER) -> str:
     """Rewrite a bundle graph (an ``onnx.ModelProto``, in place) so that the vocabulary
     projection ``H . E^T`` runs in int8: the token states are quantised per graph run
     (``DynamicQuantizeLinear``), multiplied by ``projection_weights(E)`` (``MatMulInteger``)
@@ -124,7 +124,7 @@ def int8_projection(model: Any, name: str = DEFAULT_INITIALIZER) -> None:
     (docs/training.md); the input embeddings still read the fp16 matrix ``name``.
 
     The graph must hold the tied layout of ``trainer.export.tie_embedding_matrix``:
-    ``name`` -> Cast -> Transpose -> the projection's MatMul."""
+    ``name`` -> Cast -> Transpose -> the projection's MatMul. Returns that MatMul's name."""
     from onnx import TensorProto, helper, numpy_helper
 
     graph = model.graph
@@ -175,15 +175,17 @@ def int8_projection(model: Any, name: str = DEFAULT_INITIALIZER) -> None:
             numpy_helper.from_array(np.zeros(scale.shape, np.int8), PROJECTION_ZERO_POINT),
         ]
     )
+    return str(mm.name)
 
 
-def int8_projection_file(onnx_path: Path, out_path: Path, name: str = DEFAULT_INITIALIZER) -> None:
+def int8_projection_file(onnx_path: Path, out_path: Path, name: str = DEFAULT_INITIALIZER) -> str:
     """``int8_projection`` on a graph file, written to ``out_path`` (atomically)."""
     import onnx
 
     model = onnx.load(str(onnx_path))
-    int8_projection(model, name)
+    replaced = int8_projection(model, name)
     onnx.checker.check_model(model)
     tmp = Path(str(out_path) + ".tmp")
     onnx.save(model, str(tmp))
     os.replace(tmp, out_path)
+    return replaced
