@@ -50,7 +50,9 @@ def _files(bundle: Path, cfg: dict) -> str:
     the graph the app runs, ``onnx_fp32`` / ``onnx_int8`` name the ones shipped beside it."""
     default = Bundle.open(bundle).onnx
     selective = cfg.get("quantization", {}).get("fp32_nodes")
-    int8 = "int8 encoder" + (f", {len(selective) - 1} sensitive MatMuls in fp32" if selective else "")
+    # the list names the fp32 projection too, unless the projection is int8
+    kept = len(selective or []) - (cfg.get("projection") != "int8")
+    int8 = "int8 encoder" + (f", {kept} sensitive MatMuls in fp32" if selective else "")
     kinds = {"model.onnx": "int8 encoder", "model.int8.onnx": int8, "model.fp32.onnx": "fp32 encoder"}
     if cfg.get("onnx_int8"):  # a bundle whose model.onnx is the fp32 graph, int8 beside it
         kinds["model.onnx"] = "fp32 encoder"
