@@ -8,7 +8,7 @@ test_search reads too, copied), shared with test_app_polish; tests that change a
 Keys are typed with pytest-qt as a user would (Ctrl+L, the question, Enter, Down, Enter).
 
 Questions whose known answer sentence the shipped model ranks first, with and without the
-hybrid (checked on each shipped ``sparc-tiny``, 0.1.0 to 0.3.1): see ``FIRST_RANKED``.
+hybrid (checked on each shipped ``sparc-tiny``, 0.1.0 to 0.3.0): see ``FIRST_RANKED``.
 """
 
 from __future__ import annotations
