@@ -33,8 +33,11 @@ def convert(bundle: Path, out: Path, version: str | None = None) -> dict:
     cfg["projection"] = "int8"
     quant = cfg.get("quantization")
     if isinstance(quant, dict) and replaced in quant.get("fp32_nodes", []):  # no longer fp32
-        quant = cfg["quantization"] = {**quant, "fp32_nodes": [n for n in quant["fp32_nodes"] if n != replaced]}
-        quant["projection"] = "int8 (sparcdesk-train int8-projection)"
+        cfg["quantization"] = {
+            **quant,
+            "fp32_nodes": [n for n in quant["fp32_nodes"] if n != replaced],
+            "projection": "int8 (sparcdesk-train int8-projection)",
+        }
     if version:
         cfg["version"] = version
     (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")

@@ -64,6 +64,13 @@ def replace_embedding_matrix(
     inits[pos].CopyFrom(numpy_helper.from_array(stored, name))
     if any(init.name == PROJECTION_INT8 for init in inits):
         _set_projection_weights(model, stored)
+    _save_atomic(model, out_path)
+
+
+def _save_atomic(model: Any, out_path: Path) -> None:
+    """Write an ``onnx.ModelProto`` to ``out_path`` through a temporary file and a rename."""
+    import onnx
+
     tmp = Path(str(out_path) + ".tmp")
     onnx.save(model, str(tmp))
     os.replace(tmp, out_path)
@@ -102,18 +109,24 @@ def projection_weights(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(q.T), scale
 
 
-def _set_projection_weights(model: Any, matrix: np.ndarray) -> None:
+def _projection_initializers(matrix: np.ndarray) -> list[Any]:
+    """The int8 projection's three initializers (``onnx.TensorProto``) for ``matrix``."""
     from onnx import numpy_helper
 
     q, scale = projection_weights(matrix)
-    values = {
-        PROJECTION_INT8: q,
-        PROJECTION_SCALE: scale,
-        PROJECTION_ZERO_POINT: np.zeros(scale.shape, np.int8),
-    }
+    return [
+        numpy_helper.from_array(q, PROJECTION_INT8),
+        numpy_helper.from_array(scale, PROJECTION_SCALE),
+        numpy_helper.from_array(np.zeros(scale.shape, np.int8), PROJECTION_ZERO_POINT),
+    ]
+
+
+def _set_projection_weights(model: Any, matrix: np.ndarray) -> None:
+    """Re-derive the int8 projection of a graph that has one from ``matrix``."""
+    new = {t.name: t for t in _projection_initializers(matrix)}
     for init in model.graph.initializer:
-        if init.name in values:
-            init.CopyFrom(numpy_helper.from_array(values[init.name], init.name))
+        if init.name in new:
+            init.CopyFrom(new[init.name])
 
 
 def int8_projection(model: Any, name: str = DEFAULT_INITIALIZER) -> str:
@@ -166,15 +179,7 @@ def int8_projection(model: Any, name: str = DEFAULT_INITIALIZER) -> str:
         rest.remove(trans)  # the transposed fp32 matrix fed only the projection
     del graph.node[:]
     graph.node.extend(rest)
-    matrix = numpy_helper.to_array(inits[name])
-    q, scale = projection_weights(matrix)
-    graph.initializer.extend(
-        [
-            numpy_helper.from_array(q, PROJECTION_INT8),
-            numpy_helper.from_array(scale, PROJECTION_SCALE),
-            numpy_helper.from_array(np.zeros(scale.shape, np.int8), PROJECTION_ZERO_POINT),
-        ]
-    )
+    graph.initializer.extend(_projection_initializers(numpy_helper.to_array(inits[name])))
     return str(mm.name)
 
 
@@ -185,7 +190,5 @@ def int8_projection_file(onnx_path: Path, out_path: Path, name: str = DEFAULT_IN
     model = onnx.load(str(onnx_path))
     replaced = int8_projection(model, name)
     onnx.checker.check_model(model)
-    tmp = Path(str(out_path) + ".tmp")
-    onnx.save(model, str(tmp))
-    os.replace(tmp, out_path)
+    _save_atomic(model, out_path)
     return replaced
