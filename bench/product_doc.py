@@ -177,7 +177,7 @@ would do it, but re-indexing every file of a fresh CISI home once (each document
 added again, same text) changed no ranking (a throwaway check, not kept). The grid's other rows are in the JSON and printed by the command; its figures for the
 shipped setting equal this page's table. The ranking step itself (grouping aside) takes under
 0.25 ms per question with either setting (the command prints it per set: 0.10 ms on SQuAD,
-0.18–0.25 ms elsewhere, the same for both settings, with one training thread beside it), nothing next to the
+0.18–0.25 ms elsewhere, the same for both settings, nothing else running), nothing next to the
 {ask_ms} ms median `ask` time per set in this page's run, which moves more than that with the
 machine's load (`ask_ms_p50` in the result JSON).
 
