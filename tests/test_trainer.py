@@ -145,7 +145,8 @@ def test_pooling_all_marks_every_word_piece_of_sentence_and_context():
 
 
 def test_all_positions_pooling_trains_exports_and_encodes(tmp_path, squad_handful):
-    """A run trained with --pooling all records it; the bundle pools the same way as torch."""
+    """A run trained with --pooling all records it; the bundle pools the same way as torch, and
+    its weights read back into a fresh model (``--init-bundle``)."""
     import argparse
 
     import torch
@@ -171,6 +172,15 @@ def test_all_positions_pooling_trains_exports_and_encodes(tmp_path, squad_handfu
     from trainer.train import load_model_from_checkpoint
 
     model, _state = load_model_from_checkpoint(out / "step-2.pt", None)
+    # the bundle reads back into a fresh model (--init-bundle): every trained parameter
+    from trainer.model import SparcModel, load_bundle_weights, load_encoder
+
+    again = SparcModel(load_encoder(tiny_base()))
+    names = load_bundle_weights(again, bundle)
+    trained = dict(model.named_parameters())
+    assert len(names) > 30
+    for name, p in again.named_parameters():
+        assert torch.allclose(p, trained[name], atol=1e-6), name
     texts = [s.text for s in sentences[:12]]
     contexts = [" ".join(texts[max(0, i - 2) : i] + texts[i + 1 : i + 3]) for i in range(len(texts))]
     agree = check_agreement(model, bundle, "model.fp32.onnx", texts, contexts)

@@ -249,3 +249,67 @@ class PassageExportWrapper(ExportWrapper):
             full = full + torch.log1p(self.exp_w * pooled.amax(dim=1, keepdim=True))
         weights, ids = torch.topk(full, k=self.top_k, dim=-1)
         return ids, weights
+
+
+def load_bundle_weights(model: SparcModel, bundle: str | Path) -> list[str]:
+    """Set ``model``'s encoder and ``w`` from a sentence bundle's fp32 graph, so that a shipped
+    model (whose run's checkpoints are gone) can be trained further.
+
+    The export names every bias and LayerNorm after its torch parameter; a Linear's weight is
+    an anonymous MatMul initializer holding its transpose, named here by the bias its output
+    is added to. The word embeddings stay the base's (frozen, never trained; the bundle keeps
+    an fp16 copy). Returns the names set; raises if a trainable parameter is left unset.
+    """
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    from engine.model.bundle import Bundle
+
+    bun = Bundle.open(bundle)
+    if bun.encoding != "sentence":
+        raise ValueError(f"{bundle}: a {bun.encoding} bundle; only sentence bundles are read back")
+    # the fp32 graph: named in the config, or as `sparcdesk-train export` writes it, else the
+    # on-device one (an int8 graph has no float MatMul weights and fails below)
+    options = [bun.fp32_graph_path, Path(bundle) / "model.fp32.onnx", bun.graph_path]
+    fp32 = next(p for p in options if p is not None and p.is_file())
+    graph = onnx.load(str(fp32)).graph
+    inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    consumers: dict[str, list] = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    values: dict[str, np.ndarray] = {}
+    for node in graph.node:
+        if node.op_type != "MatMul" or node.input[1] not in inits or node.input[1].startswith("encoder."):
+            continue
+        biases = [
+            i
+            for add in consumers.get(node.output[0], [])
+            if add.op_type == "Add"
+            for i in add.input
+            if i.endswith(".bias") and i in inits
+        ]
+        if len(biases) != 1:
+            continue  # the vocabulary projection and other unnamed products
+        values[biases[0][: -len(".bias")] + ".weight"] = inits[node.input[1]].T
+    for name, array in inits.items():
+        if name.startswith("encoder.") and "word_embeddings" not in name:
+            values[name] = array
+    state = model.state_dict()
+    with torch.no_grad():
+        for name, array in values.items():
+            if name not in state:
+                raise ValueError(f"{fp32}: {name} has no parameter in the model")
+            if tuple(state[name].shape) != array.shape:
+                raise ValueError(f"{fp32}: {name} is {array.shape}, the model's is {tuple(state[name].shape)}")
+            state[name].copy_(torch.from_numpy(np.ascontiguousarray(array)))
+        if "exp_w" not in inits:
+            raise ValueError(f"{fp32}: no exp_w initializer")
+        model.w.copy_(torch.log(torch.tensor(float(inits["exp_w"]))))
+    unset = [
+        n for n, p in model.named_parameters() if p.requires_grad and n != "w" and n not in values
+    ]
+    if unset:
+        raise ValueError(f"{fp32}: no weights for {unset[:5]}")
+    return sorted(values)

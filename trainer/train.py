@@ -65,7 +65,7 @@ from engine.model.features import (
     window_features,
 )
 from trainer.data import Example, Sentence, load_training_data
-from trainer.model import SparcModel, default_base_path, load_encoder
+from trainer.model import SparcModel, default_base_path, load_bundle_weights, load_encoder
 from trainer.pools import contexts_of
 
 
@@ -458,6 +458,8 @@ def train(args: argparse.Namespace) -> Path:
         passage_vector=args.passage_vector,
     )
     model = SparcModel(load_encoder(base), learn_w=not args.sparta, passage_vector=args.passage_vector)
+    if args.init_bundle is not None:  # a resumed checkpoint below overrides it
+        load_bundle_weights(model, args.init_bundle)
     model = model.to(device)
     opt = make_optimizer(model, args.lr, args.w_lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda(args.warmup, args.steps))
@@ -610,6 +612,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--base", type=Path, default=None, help="local folder of a BERT-family checkpoint")
     p.add_argument("--out", type=Path, default=Path("runs/train"))
+    p.add_argument(
+        "--init-bundle",
+        type=Path,
+        default=None,
+        help="start from a sentence bundle's weights (its fp32 graph; the base must be the bundle's)",
+    )
     p.add_argument("--batch", type=int, default=32, help="questions per process per step")
     p.add_argument("--steps", type=int, default=3000)
     p.add_argument("--max-length", type=int, default=128)
