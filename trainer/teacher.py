@@ -108,7 +108,7 @@ def _z(x: np.ndarray) -> np.ndarray:
 class Teacher:
     """Soft-label logits for a step's questions against its candidates (module docstring)."""
 
-    def __init__(self, folder: Path, examples: int, sentences: int, scale: float = 2.0) -> None:
+    def __init__(self, folder: Path, examples: int, sentences: int, scale: float = 1.0) -> None:
         manifest = json.loads((folder / "manifest.json").read_text())
         if manifest["examples"] != examples or manifest["sentences"] != sentences:
             raise SystemExit(

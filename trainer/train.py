@@ -660,7 +660,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     d.add_argument("--distill", type=Path, default=None, help="teacher folder written by `sparcdesk-train teacher`")
     d.add_argument("--distill-weight", type=float, default=1.0, help="weight of KL(teacher || student) in the loss")
     d.add_argument(
-        "--distill-scale", type=float, default=2.0, help="teacher logits = scale x (z(dense) + z(SPARC+IDF))"
+        "--distill-scale", type=float, default=1.0, help="teacher logits = scale x (z(dense) + z(SPARC+IDF))"
     )
     g = p.add_argument_group("learned sparsity (document-side FLOPS penalty; see the module help)")
     g.add_argument("--flops-weight", type=float, default=0.0, help="lambda of the FLOPS penalty (0 = off)")
