@@ -15,6 +15,9 @@ encodes once, resumably (one file per part, each written atomically):
   passage as context, as the evaluation pools encode them), ``sparc-idf.npy`` the app's IDF
   over them; ``manifest.json`` ties the parts to the data and the bundle.
 
+``sparcdesk-train teacher --measure SENTENCES QUESTIONS`` ranks an evaluation pool with the
+teacher and each member instead.
+
 ``Teacher.logits`` then scores a step's questions against its candidates: per question, the
 z-score (over the candidates) of the dense cosine plus that of the SPARC+IDF score, times
 ``scale``.
@@ -53,7 +56,7 @@ def _dense(texts: Sequence[str], threads: int, batch: int) -> np.ndarray:
     torch.set_num_threads(threads)
     model = SentenceTransformer(str(minilm_path()), device="cpu")
     emb = model.encode(
-        list(texts), batch_size=batch, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=True
+        list(texts), batch_size=batch, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=len(texts) > 5000
     )
     return emb.astype(np.float16)
 
@@ -138,15 +141,64 @@ class Teacher:
         return self.scale * (_z(dense) + _z(sparse))
 
 
+def measure(sentences: Path, questions: Path, sparc: Path, threads: int = 2, batch: int = 128) -> dict:
+    """The teacher and its two members on an evaluation pool (percent; MRR at the pools' cutoff).
+
+    The same z-score sum as ``Teacher.logits``, normalised over the whole pool instead of a
+    step's candidates; SPARC+IDF is the float scorer of ``sparcdesk-train evaluate`` (its cache).
+    """
+    from trainer.baselines import TOP_K, top_k_indices
+    from trainer.evaluate import SparcRetriever, load_eval_set, load_sparse_encoder
+    from trainer.metrics import evaluate_rankings
+
+    es = load_eval_set(sentences, questions)
+    if any(es.doc_level):
+        raise SystemExit(f"{questions}: document-level questions; the teacher is measured on sentence pools")
+    encoder = load_sparse_encoder(sparc, threads=threads)
+    sparse = SparcRetriever(encoder, es.texts, es.contexts(), bundle_dir=sparc, idf=True)
+    s_emb = _dense(es.texts, threads, batch).astype(np.float32)
+    q_emb = _dense(es.questions, threads, batch).astype(np.float32)
+    rankings: dict[str, list] = {"dense MiniLM": [], "SPARC +IDF": [], "teacher (z-sum)": []}
+    for i, question in enumerate(es.questions):
+        dense = s_emb @ q_emb[i]
+        sp_scores = sparse.scores(question)
+        both = _z(dense[None])[0] + _z(sp_scores[None])[0]
+        for name, scores in zip(rankings, (dense, sp_scores, both), strict=True):
+            rankings[name].append(top_k_indices(scores, TOP_K))
+    report = {"sentences": str(sentences), "questions": len(es.questions), "sparc": str(sparc), "systems": {}}
+    for name, ranked in rankings.items():
+        m = evaluate_rankings(ranked, es.relevants, cutoff=TOP_K)
+        report["systems"][name] = {"mrr": 100 * m[f"mrr@{TOP_K}"], "r@1": 100 * m["r@1"], "r@10": 100 * m["r@10"]}
+    return report
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, default=Path("runs/train-data"), help="output of `sparcdesk-train prepare`")
-    p.add_argument("--out", type=Path, required=True, help="teacher folder (resumable: parts present are kept)")
+    p.add_argument("--out", type=Path, default=None, help="teacher folder (resumable: parts present are kept)")
     p.add_argument("--sparc", type=Path, default=Path("assets/sparc-tiny"), help="SPARC bundle of the ensemble")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batch", type=int, default=128, help="MiniLM batch size")
+    p.add_argument(
+        "--measure",
+        nargs=2,
+        type=Path,
+        metavar=("SENTENCES", "QUESTIONS"),
+        help="instead: rank an evaluation pool with the teacher and its two members (no --out needed)",
+    )
+    p.add_argument("--json", type=Path, default=None, help="with --measure: write the report here")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.measure:
+        report = measure(*args.measure, args.sparc, args.threads, args.batch)
+        print(f"{'system':<18} {'MRR':>6} {'R@1':>6} {'R@10':>6}   ({report['questions']} questions)")
+        for name, m in report["systems"].items():
+            print(f"{name:<18} {m['mrr']:6.2f} {m['r@1']:6.2f} {m['r@10']:6.2f}")
+        if args.json is not None:
+            args.json.write_text(json.dumps(report, indent=1))
+        return 0
+    if args.out is None:
+        raise SystemExit("--out is required (or --measure)")
     out = build(args.data, args.out, args.sparc, args.threads, args.batch)
     print(f"teacher written to {out}")
     return 0
