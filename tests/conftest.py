@@ -235,7 +235,7 @@ def two_process_grads() -> SimpleNamespace:
 
     def build(folder: Path) -> None:
         _write_training_data(folder / "data", _two_squad_articles())
-        run_two_processes(tiny_base(), folder / "data", folder / "grads.pt", "sentence", "passage", "train")
+        run_two_processes(tiny_base(), folder / "data", folder / "grads.pt", "sentence", "passage", "distill", "train")
 
     folder = built_once("two-process-grads", build)
     return SimpleNamespace(data=folder / "data", grads=torch.load(folder / "grads.pt"), run=folder / RUN_DIR)

@@ -7,7 +7,8 @@ For each MODE every process takes its B examples (process r: examples[r*B:(r+1)*
 torch with SEED and computes one step's gradients through ``trainer.train.step_gradients`` (the
 gradient-cache path, dropout on) on a model set up afresh; process 0 saves {MODE: gradients} to
 OUT. MODE ``sentence``: sentence batches (pooling ``all``); ``passage``: passage batches
-(``--passage --passage-vector``); ``train``: then, in the same process group, three steps of
+(``--passage --passage-vector``); ``distill``: sentence batches with the distillation term
+against ``teacher_logits`` (fixed seeded logits: the test is of the gradient cache, not of a teacher); ``train``: then, in the same process group, three steps of
 the real training command (``trainer.train.run``, the code ``torchrun -m trainer.train`` runs)
 into ``run/`` beside OUT. The modes share one launch (conftest ``two_process_grads``).
 """
@@ -34,7 +35,9 @@ MAX_LENGTH = 48
 #: examples per process, and the FLOPS weight
 BATCH = 3
 LAMBDA = 1e-3
-MODES = ("sentence", "passage", "train")
+MODES = ("sentence", "passage", "distill", "train")
+#: mode ``distill``: the weight of the KL term against ``teacher_logits``
+DISTILL_WEIGHT = 1.0
 #: the training command of mode ``train`` (RUN_DIR beside OUT)
 TRAIN_ARGS = ["--batch", "4", "--steps", "3", "--max-length", "64", "--cpu", "--no-bf16", "--threads", "1",
               "--log-every", "1", "--save-every", "3", "--warmup", "1"]  # fmt: skip
@@ -57,6 +60,12 @@ def setup(base: Path, data: Path, batch: int, rank: int, world: int, passage: bo
     parts = [batcher.encode(examples[r * batch : (r + 1) * batch]) for r in range(world)]
     vocab = sorted({v for _b, bags in parts for bag in bags for v in bag})
     return model, parts, vocab
+
+
+def teacher_logits(batch: int, world: int) -> torch.Tensor:
+    """Soft-label logits of every process's questions against every process's candidates."""
+    g = torch.Generator().manual_seed(3)
+    return 3.0 * torch.randn(batch * world, 3 * batch * world, generator=g)
 
 
 def grads(model: SparcModel) -> dict[str, torch.Tensor]:
@@ -128,8 +137,17 @@ def work(base: Path, data: Path, out: Path, batch: int, lam: float, modes: list[
         model, parts, vocab = setup(base, data, batch, rank, world, passage=mode == "passage")
         feats, bags = parts[rank]
         torch.manual_seed(SEED)
+        distill = mode == "distill"
         step_gradients(
-            model, feats, query_matrix(bags, vocab), torch.tensor(vocab), nullcontext(), Flops(weight=lam), step=0
+            model,
+            feats,
+            query_matrix(bags, vocab),
+            torch.tensor(vocab),
+            nullcontext(),
+            Flops(weight=lam),
+            step=0,
+            teacher=teacher_logits(batch, world) if distill else None,
+            distill_weight=DISTILL_WEIGHT if distill else 0.0,
         )
         saved[mode] = grads(model)
     if rank == 0:

@@ -202,10 +202,12 @@ def test_all_positions_pooling_trains_exports_and_encodes(tmp_path, squad_handfu
     assert bool((every >= own - 1e-5).all()) and bool((every > own + 1e-3).any())
 
 
-def test_gradient_cache_two_processes_match_one(two_process_grads):
+@pytest.mark.parametrize("mode", ["sentence", "distill"])
+def test_gradient_cache_two_processes_match_one(two_process_grads, mode):
     """Two gloo processes (gradient cache, dropout on) give the gradients of one process that
     computes the same loss with full autograd, each process's share of the batch under the same
-    dropout randomness (the RNG state that process starts the step with). The FLOPS penalty is on.
+    dropout randomness (the RNG state that process starts the step with). The FLOPS penalty is on;
+    ``distill`` adds the KL term against teacher logits over every process's candidates.
     Fails when the cache's second pass draws new dropout masks (GradCache's RandContext)."""
     import torch
 
@@ -217,7 +219,9 @@ def test_gradient_cache_two_processes_match_one(two_process_grads):
 
     folder = two_process_grads.data
     base, world, batch, lam = tiny_base(), worker.WORLD, worker.BATCH, worker.LAMBDA
-    got = two_process_grads.grads["sentence"]
+    got = two_process_grads.grads[mode]
+    teacher = worker.teacher_logits(batch, world) if mode == "distill" else None
+    weight = worker.DISTILL_WEIGHT if mode == "distill" else 0.0
 
     torch.set_num_threads(1)
     model, parts, vocab = worker.setup(base, folder, batch, 0, world)
@@ -231,7 +235,16 @@ def test_gradient_cache_two_processes_match_one(two_process_grads):
         pooled.append(model.pooled_logits(states, feats["sentence_mask"], emb))
         penalties.append(flops_penalty(full_vectors(model, states, feats["sentence_mask"])))
     scores = model.activate(torch.cat(pooled))
-    losses = [in_batch_loss(query_matrix(bags, vocab), scores, 3 * batch * r) for r, (_f, bags) in enumerate(parts)]
+    losses = [
+        in_batch_loss(
+            query_matrix(bags, vocab),
+            scores,
+            3 * batch * r,
+            None if teacher is None else teacher[batch * r : batch * (r + 1)],
+            weight,
+        )
+        for r, (_f, bags) in enumerate(parts)
+    ]
     loss = torch.stack(losses).mean()
     (loss + lam * torch.stack(penalties).mean()).backward()
     worker.assert_same_grads(got, worker.grads(model))
