@@ -346,3 +346,36 @@ def test_distillation_pulls_the_student_toward_the_ensemble_teacher(tmp_path, sq
     plain, distilled = kl_to_teacher(0.0), kl_to_teacher(5.0)
     print("KL(teacher || student) after 8 steps, distill weight 0 vs 5:", plain, distilled)
     assert distilled < 0.8 * plain, (plain, distilled)
+
+
+def test_question_weights_weigh_each_question_id(tmp_path, squad_handful):
+    """--question-weights: each id of a real question's bag weighs its table entry in the
+    training scores (the app's IDF option scores questions so); a table of the wrong size is
+    refused naming the file."""
+    import argparse
+
+    import torch
+
+    from trainer.train import Batcher, add_arguments, query_matrix, run
+
+    folder, sentences, examples = squad_handful
+    base = tiny_base()
+    batcher = Batcher(str(base / "tokenizer.json"), sentences, 48, "all")
+    _batch, bags = batcher.encode(examples[:6])
+    vocab = sorted({v for bag in bags for v in bag})
+    weights = np.random.default_rng(0).uniform(0.5, 3.0, 30522).astype(np.float32)
+    plain, weighted = query_matrix(bags, vocab), query_matrix(bags, vocab, weights)
+    assert torch.allclose(weighted, plain * torch.from_numpy(weights[vocab]))
+    assert int((plain > 0).sum()) == sum(len(set(b)) for b in bags)
+
+    bad = tmp_path / "short.npy"
+    np.save(bad, weights[:100])
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(
+        ["--base", str(base), "--data", str(folder), "--out", str(tmp_path / "run"), "--batch", "4",
+         "--steps", "1", "--max-length", "48", "--cpu", "--no-bf16", "--threads", "1",
+         "--question-weights", str(bad)]
+    )  # fmt: skip
+    with pytest.raises(SystemExit, match="short.npy"):
+        run(args)

@@ -154,12 +154,14 @@ def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
     return order
 
 
-def query_matrix(bags: list[list[int]], vocab: list[int]) -> torch.Tensor:
+def query_matrix(bags: list[list[int]], vocab: list[int], weights: np.ndarray | None = None) -> torch.Tensor:
+    """[B, U] question bags over the step's vocabulary; each id weighs 1, or ``weights[id]``
+    (``--question-weights``: the IDF the app multiplies in at query time)."""
     col = {v: j for j, v in enumerate(vocab)}
     q = torch.zeros(len(bags), len(vocab))
     for i, bag in enumerate(bags):
         for v in bag:
-            q[i, col[v]] += 1.0
+            q[i, col[v]] += 1.0 if weights is None else float(weights[v])
     return q
 
 
@@ -475,6 +477,14 @@ def train(args: argparse.Namespace) -> Path:
             else None
         ),
     )
+    question_weights = None
+    if args.question_weights is not None:
+        question_weights = np.load(args.question_weights).astype(np.float32)
+        if question_weights.shape != (model.word_embeddings.weight.shape[0],):
+            raise SystemExit(
+                f"{args.question_weights}: {question_weights.shape} weights for a vocabulary of "
+                f"{model.word_embeddings.weight.shape[0]}"
+            )
     teacher = None
     if args.distill is not None:
         from trainer.teacher import Teacher
@@ -521,7 +531,7 @@ def train(args: argparse.Namespace) -> Path:
         else:
             vocab = local_vocab
         vocab_t = torch.tensor(vocab, device=device)
-        q_local = query_matrix(bags, vocab).to(device)
+        q_local = query_matrix(bags, vocab, question_weights).to(device)
         teacher_logits = None
         if teacher is not None:
             mine = (chunk_ids, Batcher.candidates(chunk), bags)
@@ -656,6 +666,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep", type=int, default=2, help="latest checkpoints kept")
     p.add_argument("--keep-every", type=int, default=500, help="also keep every Nth step (learning curve)")
     p.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument(
+        "--question-weights",
+        type=Path,
+        default=None,
+        help="a .npy of one weight per vocabulary id multiplied into every question id (e.g. a "
+        "teacher folder's sparc-idf.npy: the app's IDF over the training sentences' vectors), so "
+        "that questions are scored in training as the app's IDF option scores them",
+    )
     d = p.add_argument_group("distillation (soft labels from `sparcdesk-train teacher`)")
     d.add_argument("--distill", type=Path, default=None, help="teacher folder written by `sparcdesk-train teacher`")
     d.add_argument("--distill-weight", type=float, default=1.0, help="weight of KL(teacher || student) in the loss")
