@@ -37,6 +37,13 @@ the same window share one pass) and pools each sentence over its own span of tha
 score. The loss, the FLOPS penalty (on the sentence's full vector, the window's added when it
 is on) and the gradient cache are those of the sentence mode. The bundle records
 ``encoding: "passage"``.
+
+Distillation (issue 13 item 4): ``--distill DIR`` (a folder from ``sparcdesk-train teacher``)
+adds ``--distill-weight`` x KL(teacher || student) over each step's candidates, the teacher's
+logits being ``--distill-scale`` x the sum of its members' z-scores (``trainer.teacher``).
+``--question-weights TABLE.npy`` weighs each question id as the app's IDF option does at query
+time. ``--init-bundle B`` starts from a sentence bundle's weights (``load_bundle_weights``):
+a shipped model can be trained further without its run's checkpoints.
 """
 
 from __future__ import annotations
