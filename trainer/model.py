@@ -303,7 +303,7 @@ def load_bundle_weights(model: SparcModel, bundle: str | Path) -> list[str]:
                 raise ValueError(f"{fp32}: {name} has no parameter in the model")
             if tuple(state[name].shape) != array.shape:
                 raise ValueError(f"{fp32}: {name} is {array.shape}, the model's is {tuple(state[name].shape)}")
-            state[name].copy_(torch.from_numpy(np.ascontiguousarray(array)))
+            state[name].copy_(torch.from_numpy(np.array(array, dtype=np.float32)))
         if "exp_w" not in inits:
             raise ValueError(f"{fp32}: no exp_w initializer")
         model.w.copy_(torch.log(torch.tensor(float(inits["exp_w"]))))
