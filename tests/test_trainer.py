@@ -310,6 +310,8 @@ def test_distillation_pulls_the_student_toward_the_ensemble_teacher(tmp_path, sq
     base = tiny_base()
     teacher_dir = build(folder, tmp_path / "teacher", REPO / "assets" / "sparc-tiny", threads=1, batch=32)
     teacher = Teacher(teacher_dir, len(examples), len(sentences))
+    # one IDF per vocabulary id, usable as --question-weights even for ids no sentence has
+    assert np.load(teacher_dir / "sparc-idf.npy").shape == (30522,)
     batcher = Batcher(str(base / "tokenizer.json"), sentences, 48, "all")
     chunk = examples[:16]
     _batch, bags = batcher.encode(chunk)

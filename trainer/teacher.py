@@ -63,7 +63,7 @@ def _dense(texts: Sequence[str], threads: int, batch: int) -> np.ndarray:
 
 def build(data: Path, out: Path, sparc: Path, threads: int = 2, batch: int = 128) -> Path:
     """Encode every part that is not there yet; return ``out``."""
-    from trainer.evaluate import bundle_fingerprint, encode_matrix, load_sparse_encoder
+    from trainer.evaluate import _bundle_vocab_size, bundle_fingerprint, encode_matrix, load_sparse_encoder
 
     sentences, examples = load_training_data(data)
     out.mkdir(parents=True, exist_ok=True)
@@ -89,7 +89,11 @@ def build(data: Path, out: Path, sparc: Path, threads: int = 2, batch: int = 128
     if not (out / "sparc-sentences.npz").exists():
         encoder = load_sparse_encoder(sparc, threads=threads)
         matrix = encode_matrix(
-            encoder, [s.text for s in sentences], contexts_of(sentences), None, [s.passage_id for s in sentences]
+            encoder,
+            [s.text for s in sentences],
+            contexts_of(sentences),
+            _bundle_vocab_size(sparc),  # every id gets a column, and sparc-idf.npy a weight
+            [s.passage_id for s in sentences],
         )
         tmp = out / "sparc-sentences.tmp.npz"
         sp.save_npz(tmp, matrix)
