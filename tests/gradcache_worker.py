@@ -153,13 +153,9 @@ def work(base: Path, data: Path, out: Path, batch: int, lam: float, modes: list[
     if rank == 0:
         torch.save(saved, out)
     if "train" in modes:  # the real command: it finds the group initialised and ends it
-        import argparse
+        from trainer.cli import main as train_main
 
-        from trainer.train import add_arguments, run
-
-        parser = argparse.ArgumentParser()
-        add_arguments(parser)
-        run(parser.parse_args(["--base", str(base), "--data", str(data), "--out", str(out.parent / RUN_DIR), *TRAIN_ARGS]))
+        train_main(["train", "--base", str(base), "--data", str(data), "--out", str(out.parent / RUN_DIR), *TRAIN_ARGS])
     else:
         dist.destroy_process_group()
 

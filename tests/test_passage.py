@@ -8,7 +8,6 @@ answers real questions from it; the shipped 0.3.0 sentence bundle encodes exactl
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 from pathlib import Path
@@ -69,21 +68,19 @@ def test_windows_keep_sentences_whole_and_spans_exact(squad_handful):
 @pytest.fixture(scope="module")
 def passage_run(squad_handful, tmp_path_factory):
     """A 3-step --passage --passage-vector run on real SQuAD questions, exported (fp32 kept)."""
+    from trainer.cli import main as train_main
     from trainer.export import export_bundle
-    from trainer.train import add_arguments, load_model_from_checkpoint, run
+    from trainer.train import load_model_from_checkpoint
 
     folder, _sentences, _examples = squad_handful
     work = tmp_path_factory.mktemp("passage")
     out = work / "run"
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    args = parser.parse_args(
-        ["--base", str(tiny_base()), "--data", str(folder), "--out", str(out), "--batch", "4",
+    train_main(
+        ["train", "--base", str(tiny_base()), "--data", str(folder), "--out", str(out), "--batch", "4",
          "--steps", "3", "--max-length", "64", "--cpu", "--no-bf16", "--threads", "1",
          "--save-every", "3", "--warmup", "1", "--log-every", "1", "--passage", "--passage-vector",
          "--flops-weight", "0.01"]
     )  # fmt: skip
-    run(args)
     bundle = work / "bundle"
     cfg = export_bundle(out / "step-3.pt", bundle, top_k=300, max_length=64, keep_fp32=True)
     model, _state = load_model_from_checkpoint(out / "step-3.pt", None)

@@ -147,24 +147,20 @@ def test_pooling_all_marks_every_word_piece_of_sentence_and_context():
 def test_all_positions_pooling_trains_exports_and_encodes(tmp_path, squad_handful):
     """A run trained with --pooling all records it; the bundle pools the same way as torch, and
     its weights read back into a fresh model (``--init-bundle``)."""
-    import argparse
 
     import torch
 
     from engine.model.encoder import SparseEncoder
+    from trainer.cli import main as train_main
     from trainer.export import check_agreement, export_bundle
-    from trainer.train import add_arguments, run
 
     folder, sentences, _examples = squad_handful
     out = tmp_path / "run"
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    args = parser.parse_args(
-        ["--base", str(tiny_base()), "--data", str(folder), "--out", str(out), "--batch", "4",
+    train_main(
+        ["train", "--base", str(tiny_base()), "--data", str(folder), "--out", str(out), "--batch", "4",
          "--steps", "2", "--max-length", "64", "--cpu", "--no-bf16", "--threads", "1",
          "--save-every", "2", "--warmup", "1", "--pooling", "all"]
     )  # fmt: skip
-    run(args)
     bundle = tmp_path / "bundle"
     cfg = export_bundle(out / "step-2.pt", bundle, top_k=300, max_length=64, keep_fp32=True)
     assert cfg["pooling"] == "all"
@@ -253,26 +249,23 @@ def test_gradient_cache_two_processes_match_one(two_process_grads, mode):
 def test_flops_penalty_lowers_nonzeros_on_a_tiny_real_run(tmp_path, squad_handful):
     """Same data, seed and schedule; only --flops-weight differs: the penalised run's sentences
     keep fewer non-zero tokens (full vocabulary), and the log records the penalty."""
-    import argparse
 
     import torch
 
-    from trainer.train import Batcher, add_arguments, load_model_from_checkpoint, run
+    from trainer.cli import main as train_main
+    from trainer.train import Batcher, load_model_from_checkpoint
 
     folder, sentences, _examples = squad_handful
     base = tiny_base()
 
     def train(weight: float) -> tuple[float, list[dict]]:
         out = tmp_path / f"run-{weight}"
-        parser = argparse.ArgumentParser()
-        add_arguments(parser)
-        args = parser.parse_args(
-            ["--base", str(base), "--data", str(folder), "--out", str(out), "--batch", "4",
+        train_main(
+            ["train", "--base", str(base), "--data", str(folder), "--out", str(out), "--batch", "4",
              "--steps", "4", "--max-length", "48", "--cpu", "--no-bf16", "--threads", "1",
              "--save-every", "4", "--warmup", "1", "--lr", "1e-3", "--log-every", "1", "--pooling", "all",
              "--flops-weight", str(weight), "--flops-warmup", "2", "--flops-threshold", "10"]
         )  # fmt: skip
-        run(args)
         model, _state = load_model_from_checkpoint(out / "step-4.pt", base)
         batcher = Batcher(str(base / "tokenizer.json"), sentences, 48, "all")
         from engine.model.features import build_features
@@ -298,13 +291,13 @@ def test_distillation_pulls_the_student_toward_the_ensemble_teacher(tmp_path, sq
     ranks most positives first among a step's candidates; a run with --distill ends closer to
     the teacher's distribution over its training questions than the same run without it (same
     16 questions, seed and schedule)."""
-    import argparse
 
     import torch
     import torch.nn.functional as F
 
+    from trainer.cli import main as train_main
     from trainer.teacher import Teacher, build
-    from trainer.train import Batcher, add_arguments, load_model_from_checkpoint, query_matrix, run
+    from trainer.train import Batcher, load_model_from_checkpoint, query_matrix
 
     folder, sentences, examples = squad_handful
     base = tiny_base()
@@ -322,15 +315,12 @@ def test_distillation_pulls_the_student_toward_the_ensemble_teacher(tmp_path, sq
 
     def kl_to_teacher(distill_weight: float) -> float:
         out = tmp_path / f"run-{distill_weight}"
-        parser = argparse.ArgumentParser()
-        add_arguments(parser)
-        args = parser.parse_args(
-            ["--base", str(base), "--data", str(folder), "--out", str(out), "--batch", "8",
+        train_main(
+            ["train", "--base", str(base), "--data", str(folder), "--out", str(out), "--batch", "8",
              "--steps", "8", "--limit", "16", "--max-length", "48", "--cpu", "--no-bf16",
              "--threads", "1", "--save-every", "8", "--warmup", "1", "--lr", "1e-3", "--pooling", "all",
              "--distill", str(teacher_dir), "--distill-weight", str(distill_weight)]
         )  # fmt: skip
-        run(args)
         model, _state = load_model_from_checkpoint(out / "step-8.pt", base)
         batch, bags = batcher.encode(chunk)
         vocab = sorted({v for bag in bags for v in bag})
@@ -354,11 +344,11 @@ def test_question_weights_weigh_each_question_id(tmp_path, squad_handful):
     """--question-weights: each id of a real question's bag weighs its table entry in the
     training scores (the app's IDF option scores questions so); a table of the wrong size is
     refused naming the file."""
-    import argparse
 
     import torch
 
-    from trainer.train import Batcher, add_arguments, query_matrix, run
+    from trainer.cli import main as train_main
+    from trainer.train import Batcher, query_matrix
 
     folder, sentences, examples = squad_handful
     base = tiny_base()
@@ -372,12 +362,9 @@ def test_question_weights_weigh_each_question_id(tmp_path, squad_handful):
 
     bad = tmp_path / "short.npy"
     np.save(bad, weights[:100])
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    args = parser.parse_args(
-        ["--base", str(base), "--data", str(folder), "--out", str(tmp_path / "run"), "--batch", "4",
-         "--steps", "1", "--max-length", "48", "--cpu", "--no-bf16", "--threads", "1",
-         "--question-weights", str(bad)]
-    )  # fmt: skip
     with pytest.raises(SystemExit, match="short.npy"):
-        run(args)
+        train_main(
+            ["train", "--base", str(base), "--data", str(folder), "--out", str(tmp_path / "run"), "--batch", "4",
+             "--steps", "1", "--max-length", "48", "--cpu", "--no-bf16", "--threads", "1",
+             "--question-weights", str(bad)]
+        )  # fmt: skip
