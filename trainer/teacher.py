@@ -9,8 +9,9 @@ is what it is taught to imitate, as soft labels over each step's in-batch candid
 ``sparcdesk-train teacher --data runs/train-data --out runs/distill/teacher --sparc BUNDLE``
 encodes once, resumably (one file per part, each written atomically):
 
-- ``dense-questions.npy`` / ``dense-sentences.npy``: MiniLM embeddings (fp16, unit length) of
-  every example's question (example order) and every training sentence (id order);
+- ``dense-questions.npy`` / ``dense-sentences.npy``: MiniLM embeddings (fp16, unit length; the
+  evaluation's dense baseline, ``trainer.baselines.DenseRetriever``) of every example's
+  question (example order) and every training sentence (id order);
 - ``sparc-sentences.npz``: the SPARC bundle's vectors of the training sentences (with their
   passage as context, as the evaluation pools encode them), ``sparc-idf.npy`` the app's IDF
   over them; ``manifest.json`` ties the parts to the data and the bundle.
@@ -47,21 +48,18 @@ def _save_npy(path: Path, array: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
-def _dense(texts: Sequence[str], threads: int, batch: int) -> np.ndarray:
+def _dense_model(sentences: Sequence[str], threads: int, batch: int, cache_dir: Path | None = None):
+    """The evaluation's dense baseline (``trainer.baselines.DenseRetriever``) over ``sentences``:
+    its ``embeddings`` and its ``encode`` for the questions."""
     import torch
-    from sentence_transformers import SentenceTransformer
 
-    from trainer.baselines import minilm_path
+    from trainer.baselines import DenseRetriever
 
     torch.set_num_threads(threads)
-    model = SentenceTransformer(str(minilm_path()), device="cpu")
-    emb = model.encode(
-        list(texts), batch_size=batch, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=len(texts) > 5000
-    )
-    return emb.astype(np.float16)
+    return DenseRetriever(sentences, batch_size=batch, cache_dir=cache_dir)
 
 
-def build(data: Path, out: Path, sparc: Path, threads: int = 2, batch: int = 128) -> Path:
+def build(data: Path, out: Path, sparc: Path, threads: int = 2, batch: int = 64) -> Path:
     """Encode every part that is not there yet; return ``out``."""
     from trainer.evaluate import _bundle_vocab_size, bundle_fingerprint, encode_matrix, load_sparse_encoder
 
@@ -82,10 +80,13 @@ def build(data: Path, out: Path, sparc: Path, threads: int = 2, batch: int = 128
             raise SystemExit(f"{out} holds a teacher for other data or another bundle: {old}")
     else:
         mpath.write_text(json.dumps(manifest, indent=1))
-    if not (out / "dense-questions.npy").exists():
-        _save_npy(out / "dense-questions.npy", _dense([e.question for e in examples], threads, batch))
-    if not (out / "dense-sentences.npy").exists():
-        _save_npy(out / "dense-sentences.npy", _dense([s.text for s in sentences], threads, batch))
+    need_q, need_s = (not (out / p).exists() for p in ("dense-questions.npy", "dense-sentences.npy"))
+    if need_q or need_s:
+        dense = _dense_model([s.text for s in sentences] if need_s else [], threads, batch)
+        if need_s:
+            _save_npy(out / "dense-sentences.npy", dense.embeddings.astype(np.float16))
+        if need_q:
+            _save_npy(out / "dense-questions.npy", dense.encode([e.question for e in examples]).astype(np.float16))
     if not (out / "sparc-sentences.npz").exists():
         encoder = load_sparse_encoder(sparc, threads=threads)
         matrix = encode_matrix(
@@ -99,17 +100,20 @@ def build(data: Path, out: Path, sparc: Path, threads: int = 2, batch: int = 128
         sp.save_npz(tmp, matrix)
         os.replace(tmp, out / "sparc-sentences.npz")
     if not (out / "sparc-idf.npy").exists():
-        from engine.index.quantize import idf_weight
+        from trainer.query_weights import block_idf
 
-        matrix = sp.load_npz(out / "sparc-sentences.npz").tocsc()
-        df = np.diff(matrix.indptr)
-        n = matrix.shape[0]
-        _save_npy(out / "sparc-idf.npy", np.array([idf_weight(int(d), n) for d in df], dtype=np.float32))
+        matrix = sp.load_npz(out / "sparc-sentences.npz").tocsr()
+        _save_npy(out / "sparc-idf.npy", block_idf(matrix, matrix.shape[1]))
     return out
 
 
 def _z(x: np.ndarray) -> np.ndarray:
     return (x - x.mean(axis=1, keepdims=True)) / (x.std(axis=1, keepdims=True) + 1e-6)
+
+
+def ensemble(dense: np.ndarray, sparse: np.ndarray) -> np.ndarray:
+    """The teacher's score of each row's candidates: z(dense cosine) + z(SPARC+IDF)."""
+    return _z(dense) + _z(sparse)
 
 
 class Teacher:
@@ -142,17 +146,17 @@ class Teacher:
                 if 0 <= v < width:
                     bag[i, v] = self.idf[v]
         sparse = np.asarray((rows @ bag.T).T, dtype=np.float32)
-        return self.scale * (_z(dense) + _z(sparse))
+        return self.scale * ensemble(dense, sparse)
 
 
-def measure(sentences: Path, questions: Path, sparc: Path, threads: int = 2, batch: int = 128) -> dict:
+def measure(sentences: Path, questions: Path, sparc: Path, threads: int = 2, batch: int = 64) -> dict:
     """The teacher and its two members on an evaluation pool (percent; MRR at the pools' cutoff).
 
     The same z-score sum as ``Teacher.logits``, normalised over the whole pool instead of a
     step's candidates; SPARC+IDF is the float scorer of ``sparcdesk-train evaluate`` (its cache).
     """
     from trainer.baselines import TOP_K, top_k_indices
-    from trainer.evaluate import SparcRetriever, load_eval_set, load_sparse_encoder
+    from trainer.evaluate import DEFAULT_CACHE, SparcRetriever, load_eval_set, load_sparse_encoder
     from trainer.metrics import evaluate_rankings
 
     es = load_eval_set(sentences, questions)
@@ -160,13 +164,13 @@ def measure(sentences: Path, questions: Path, sparc: Path, threads: int = 2, bat
         raise SystemExit(f"{questions}: document-level questions; the teacher is measured on sentence pools")
     encoder = load_sparse_encoder(sparc, threads=threads)
     sparse = SparcRetriever(encoder, es.texts, es.contexts(), bundle_dir=sparc, idf=True)
-    s_emb = _dense(es.texts, threads, batch).astype(np.float32)
-    q_emb = _dense(es.questions, threads, batch).astype(np.float32)
+    dense_model = _dense_model(es.texts, threads, batch, cache_dir=DEFAULT_CACHE)
+    s_emb, q_emb = dense_model.embeddings, dense_model.encode(es.questions)
     rankings: dict[str, list] = {"dense MiniLM": [], "SPARC +IDF": [], "teacher (z-sum)": []}
     for i, question in enumerate(es.questions):
         dense = s_emb @ q_emb[i]
         sp_scores = sparse.scores(question)
-        both = _z(dense[None])[0] + _z(sp_scores[None])[0]
+        both = ensemble(dense[None], sp_scores[None])[0]
         for name, scores in zip(rankings, (dense, sp_scores, both), strict=True):
             rankings[name].append(top_k_indices(scores, TOP_K))
     report = {"sentences": str(sentences), "questions": len(es.questions), "sparc": str(sparc), "systems": {}}
@@ -181,7 +185,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=None, help="teacher folder (resumable: parts present are kept)")
     p.add_argument("--sparc", type=Path, default=Path("assets/sparc-tiny"), help="SPARC bundle of the ensemble")
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--batch", type=int, default=128, help="MiniLM batch size")
+    p.add_argument("--batch", type=int, default=64, help="MiniLM batch size")
     p.add_argument(
         "--measure",
         nargs=2,
