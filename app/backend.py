@@ -43,6 +43,8 @@ class SearchResult:
     #: The engine's decision for the question as a whole (``engine.search.answers.Answers``): False
     #: when nothing indexed answers it and ``answers`` are only the closest matches.
     answered: bool = True
+    #: The quoted phrases no document holds, dropped from the search (``Answers.relaxed``).
+    relaxed: tuple[str, ...] = ()
 
 
 @dataclass
@@ -220,7 +222,14 @@ class Backend(QObject):
             t0 = time.perf_counter()
             answers = self.engine.ask(question, top=top, filters=filters, idf=idf, hybrid=hybrid)
             return SearchResult(
-                req, question, list(answers), time.perf_counter() - t0, hybrid, idf, answers.answered
+                req,
+                question,
+                list(answers),
+                time.perf_counter() - t0,
+                hybrid,
+                idf,
+                getattr(answers, "answered", bool(answers)),
+                tuple(getattr(answers, "relaxed", ())),
             )
 
         def done(result: SearchResult | None) -> None:

@@ -47,6 +47,7 @@ from app.sources import SourcesDialog, choose_folder, choose_mail_store
 from app.statusbar import Banner, StatusBar
 from app.welcome import MessagePage, WelcomePage, sample_questions, samples_dir
 from engine.search.defaults import DEFAULT_HYBRID, DEFAULT_IDF
+from engine.search.query import relaxed_notice
 
 ADAPT_TIP = "Tune the model to the words of your own documents, on this computer, then re-encode them"
 RESTORE_TIP = "Go back to the model and index used before the last adaptation"
@@ -572,7 +573,9 @@ class MainWindow(QMainWindow):
 
     def _no_answer_shown(self) -> bool:
         r = self.last_result
-        return bool(r and r.answers and not r.answered and self.stack.currentWidget() is self.results)
+        return bool(
+            r and r.answers and (not r.answered or r.relaxed) and self.stack.currentWidget() is self.results
+        )
 
     def _sync_preview(self) -> None:
         """The preview shows beside results only (and when the user wants it)."""
@@ -753,12 +756,14 @@ class MainWindow(QMainWindow):
                 hint += ", or loosen the filters"
             if self.backend.indexing:
                 hint += "; indexing is still running"
-            self.show_message("No answers found", hint + ".")
+            relaxed = relaxed_notice(result.relaxed)
+            self.show_message("No answers found", (relaxed + " " if relaxed else "") + hint + ".")
             self.statusBar().showMessage(f"No answers{where} · {result.seconds * 1000:.0f} ms")
             return
-        self.no_answer.setText(
-            "Nothing in your files answers this question. The closest matches are below."
-        )
+        notice = [relaxed_notice(result.relaxed)] if result.relaxed else []
+        if not result.answered:
+            notice.append("Nothing in your files answers this question. The closest matches are below.")
+        self.no_answer.setText(" ".join(notice))
         self.stack.setCurrentWidget(self.results)
         self.no_answer.setVisible(self._no_answer_shown())
         self.results.setCurrentIndex(self.model.index(0, 0))

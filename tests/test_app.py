@@ -559,6 +559,21 @@ def test_window_says_when_nothing_answers_and_keeps_the_closest_matches(qtbot, o
     assert result.answered and not window.no_answer.isVisible()
 
 
+def test_window_says_when_a_phrase_was_dropped(qtbot, open_window, sample_home):
+    """A quoted phrase no document holds is dropped and the window says so above the matches
+    its words find (the CLI's ``relaxed``); a phrase that is there restricts, with no notice."""
+    window = open_window(sample_home.home, hybrid=None, idf=None)
+    result = type_question(qtbot, window, '"Black the Death"')
+    assert result.relaxed == ("Black the Death",) and result.answers
+    assert Path(result.answers[0].path).name == "black-death.html"
+    assert window.no_answer.isVisible()
+    assert window.no_answer.text().startswith('No document holds "Black the Death": showing matches without it.')
+    result = type_question(qtbot, window, '"the Black Death"')
+    assert result.relaxed == () and [Path(a.path).name for a in result.answers] == ["black-death.html"]
+    assert window.no_answer.isVisible() == (not result.answered)
+    assert "No document holds" not in window.no_answer.text()
+
+
 # --------------------------------------------------------------------------- catch-up at start
 
 

@@ -87,10 +87,18 @@ def _passage_with_bold(hit, style: _Style, width: int = 600) -> str:
 
 
 def print_answers(question: str, answers, style: _Style, out=None) -> None:
+    from engine.search.query import relaxed_notice
+
     out = out or sys.stdout
+    relaxed = relaxed_notice(getattr(answers, "relaxed", ()))
+    if relaxed:
+        print(style.head(relaxed), file=out)
     if not answers:
-        print("No answer found. Index some folders first: sparcdesk index PATH", file=out)
+        if not relaxed:
+            print("No answer found. Index some folders first: sparcdesk index PATH", file=out)
         return
+    if relaxed:
+        print(file=out)
     if not getattr(answers, "answered", True):
         print(style.head("Nothing in your files answers this question. Closest matches:"), file=out)
         print(file=out)
@@ -111,6 +119,8 @@ def answers_json(question: str, answers) -> str:
     data = {
         "question": question,
         "answered": bool(getattr(answers, "answered", bool(answers))),
+        # the quoted phrases no document holds, dropped from the search (their words rank)
+        "relaxed": list(getattr(answers, "relaxed", ())),
         "answers": [asdict(a) for a in answers],
     }
     text = json.dumps(data, ensure_ascii=False, indent=1)

@@ -554,19 +554,29 @@ class Answers(list):
     indexed answers it, in which case the list holds the closest matches, marked as such
     by the app and the CLI. It rests on ``match`` (the best sentence's IDF-weighted SPARC
     score over the highest the question could reach, 0..1) and ``coverage`` (the
-    IDF-weighted share of the question's content words the first document holds, 0..1)."""
+    IDF-weighted share of the question's content words the first document holds, 0..1).
+
+    ``relaxed`` names the quoted phrases no document holds: they were dropped from the
+    restrictions (their words still rank), and the app and the CLI say so."""
 
     answered: bool
     coverage: float
     match: float
+    relaxed: tuple[str, ...]
 
     def __init__(
-        self, items: Iterable[Answer] = (), answered: bool = False, coverage: float = 0.0, match: float = 0.0
+        self,
+        items: Iterable[Answer] = (),
+        answered: bool = False,
+        coverage: float = 0.0,
+        match: float = 0.0,
+        relaxed: Sequence[str] = (),
     ) -> None:
         super().__init__(items)
         self.answered = answered
         self.coverage = coverage
         self.match = match
+        self.relaxed = tuple(relaxed)
 
 
 def is_heading_record(meta: dict[str, Any]) -> bool:
@@ -682,10 +692,17 @@ def ask(
     parsed = parse_query(question)
     filters = _with_box_filters(filters, parsed)
     f = to_index_filters(filters)
+    relaxed: list[str] = []
     if parsed.restricts:
-        f = restrict(index, parsed, filters, f)
-        if f is None:
-            return Answers()
+        kept = restrict(index, parsed, filters, f)
+        if kept is None and parsed.phrases:
+            # No document holds the phrases: search without them and say so (web search does;
+            # a pasted question with a quoted word would otherwise find nothing at all).
+            relaxed = parsed.phrases
+            kept = restrict(index, parsed.without_phrases(), filters, f)
+        if kept is None:
+            return Answers(relaxed=relaxed)
+        f = kept
     # What ranks: the box's words (a phrase's words among them); with only restrictions
     # typed, the values they name.
     question = parsed.text or " ".join(c.text for g in parsed.required for c in g) or question
@@ -699,7 +716,7 @@ def ask(
         # long question's "how", "would", "about" would otherwise rank whole documents.
         doc_scores = dict(index.bm25_documents(without_stopwords(question), DOC_DEPTH, filters=f))
     if not ranked and not doc_scores:
-        return Answers()
+        return Answers(relaxed=relaxed)
 
     groups: dict[str, list[tuple[float, dict[str, Any]]]] = {}
     pos = 0
@@ -742,7 +759,7 @@ def ask(
                 meta = loaded.get(h.sentence_id)
                 if meta is not None and meta.get("doc_key") in need:
                     groups.setdefault(meta["doc_key"], []).append((h.score, meta))
-    answers = Answers()
+    answers = Answers(relaxed=relaxed)
     messages: set[str] = set()
     field = wanted_field(question)
     for key in keys:
@@ -808,16 +825,19 @@ def restrict(
     index: SentenceIndex, parsed: ParsedQuery, filters: SearchFilters | None, f: IndexFilters | None
 ) -> IndexFilters | None:
     """The index filter with the box's phrases, exclusions and fields applied as document
-    restrictions; None when no document satisfies them."""
+    restrictions (an empty ``IndexFilters`` when nothing restricts); None only when no
+    document satisfies them. (An exclusion no document holds excludes nothing: until
+    2026-11-24 "religion -xyzzyq" found nothing, the unfiltered ``f`` being None too.)"""
     required = [[(c.field, c.text) for c in g] for g in parsed.required]
     excluded = [(c.field, c.text) for c in parsed.excluded]
+    unrestricted = f if f is not None else IndexFilters()
     if required:
         keys = index.matching_documents(required, excluded, f)
         if keys is None:  # a generation without a document index: restrictions cannot apply
-            return f
+            return unrestricted
         return to_index_filters(filters, doc_keys=keys) if keys else None
     out = index.matching_documents([excluded], [], f) if excluded else []
-    return to_index_filters(filters, exclude_keys=out) if out else f
+    return to_index_filters(filters, exclude_keys=out) if out else unrestricted
 
 
 def sentence_evidence(scores: Iterable[float]) -> float:

@@ -13,7 +13,9 @@ What people know from Recoll and web search::
     after:2001-05  before:2002  date:2001-05-14   dates (YYYY, YYYY-MM or YYYY-MM-DD)
 
 Phrases, exclusions and fields restrict which documents compete; the remaining words rank
-them with SPARC and BM25 as a plain question would. A field value may be quoted
+them with SPARC and BM25 as a plain question would. When no document holds a required phrase,
+the phrases are dropped and the rest is searched, saying so (``Answers.relaxed``): a question
+pasted with quotes in it ("the "Holy Club's" teachings") still finds what its words match. A field value may be quoted
 (``from:"ann lee"``). Anything that is not syntax is a word: a lone ``-``, ``OR`` at either
 end, an unknown ``field:``, a date that does not parse, an unclosed quote.
 """
@@ -23,7 +25,8 @@ from __future__ import annotations
 import calendar
 import datetime as _dt
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 #: Field name in the box -> field of the document index (``engine.index.docindex``).
 TEXT_FIELDS = {"from": "from", "to": "to", "subject": "subject", "name": "name", "filename": "name"}
@@ -34,7 +37,7 @@ DATE_FIELDS = ("after", "before", "date")
 
 #: The syntax as the window's help sheet and ``sparcdesk ask --help`` show it.
 SYNTAX_HELP: tuple[tuple[str, str], ...] = (
-    ('"exact phrase"', "only documents that hold the phrase"),
+    ('"exact phrase"', "only documents that hold the phrase (if none does: its words, said so)"),
     ("-word, -\"a phrase\"", "leave out documents that hold it"),
     ('"a b" OR "c d"', "either one (between phrases or fields)"),
     ("from:ann, to:bob", "sender / recipient (To or Cc): a name or part of the address"),
@@ -73,6 +76,28 @@ class ParsedQuery:
     @property
     def restricts(self) -> bool:
         return bool(self.required or self.excluded)
+
+    @property
+    def phrases(self) -> list[str]:
+        """The quoted phrases and words the documents must hold (``body`` clauses of
+        ``required``), in the order typed."""
+        return [c.text for g in self.required for c in g if c.field == "body"]
+
+    def without_phrases(self) -> ParsedQuery:
+        """The same query with its required phrases dropped (their words still rank): what is
+        searched when no document holds them, as web search does. Fields, exclusions, folder
+        and dates stay."""
+        groups = [[c for c in g if c.field != "body"] for g in self.required]
+        return replace(self, required=[g for g in groups if g])
+
+
+def relaxed_notice(phrases: Sequence[str]) -> str:
+    """What the CLI and the window say when the box's phrases were dropped
+    (``Answers.relaxed``), or "" when none were."""
+    if not phrases:
+        return ""
+    quoted = ", ".join(f'"{p}"' for p in phrases)
+    return f"No document holds {quoted}: showing matches without {'it' if len(phrases) == 1 else 'them'}."
 
 
 def parse_date(value: str, end: bool = False) -> _dt.date | None:
