@@ -64,6 +64,7 @@ def test_parser_takes_the_forms_apart() -> None:
     "text",
     [
         "What is 2 - 1?",
+        "Who sent Termination Letters -DRAFT-?",
         "re: budget",
         "http://example.org",
         "OR",

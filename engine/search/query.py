@@ -16,8 +16,9 @@ Phrases, exclusions and fields restrict which documents compete; the remaining w
 them with SPARC and BM25 as a plain question would. When no document holds a required phrase,
 the phrases are dropped and the rest is searched, saying so (``Answers.relaxed``): a question
 pasted with quotes in it ("the "Holy Club's" teachings") still finds what its words match. A field value may be quoted
-(``from:"ann lee"``). Anything that is not syntax is a word: a lone ``-``, ``OR`` at either
-end, an unknown ``field:``, a date that does not parse, an unclosed quote.
+(``from:"ann lee"``). Anything that is not syntax is a word: a lone ``-``, a ``-`` word ending
+in punctuation (``-DRAFT-?``), ``OR`` at either end, an unknown ``field:``, a date that does
+not parse, an unclosed quote.
 """
 
 from __future__ import annotations
@@ -136,10 +137,12 @@ def parse(text: str) -> ParsedQuery:
                 pending_or = True
             continue
         if not name and quoted is None:
-            if neg and bare and any(c.isalnum() for c in bare):
+            # "-word" excludes; "-DRAFT-?" (a subject's decoration, pasted) ends in
+            # punctuation, as prose does: words
+            if neg and bare and bare[-1].isalnum():
                 q.excluded.append(Clause("body", bare))
             else:
-                words.append(bare or "")
+                words.append(m.group(0) if neg else (bare or ""))
             last_group, pending_or = None, False
             continue
         if name in DIR_FIELDS:
