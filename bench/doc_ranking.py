@@ -9,7 +9,7 @@ on a seeded half of each and reports the other half, both ways round.
 It reads the questions of a ``python -m bench.product`` run (its ``.questions.jsonl``), opens
 the same homes, computes for every answerable question the fused sentence ranking and the
 whole-document BM25 once (``engine.search.answers.rank_sentences``, ``SentenceIndex.bm25_documents``,
-with the query syntax's restrictions, as ``ask`` does), and re-ranks the documents under every
+with the query syntax's restrictions, ``engine.search.answers.box_query`` as ``ask`` applies them), and re-ranks the documents under every
 setting of a grid with the engine's own ``rank_documents``. That is ``ask``'s document order
 before its display steps (a message held twice shows once; a document without live sentences
 is dropped), so its figures could differ from the product run's; the published figures come
@@ -54,13 +54,13 @@ def components(home: Path, folder: Path, rows: Sequence[dict]) -> list[dict]:
         qe = eng._query_encoder(reader)
         paths: dict[str, str] = {}
         for r in rows:
-            # as ask does: the query syntax's restrictions ("a phrase" must occur), then its words
-            parsed = search.parse_query(r["question"])
-            f = search.restrict(reader, parsed, None, None) if parsed.restricts else None
+            # as ask does: the query syntax's restrictions ("a phrase" must occur, unless no
+            # document holds it), then its words
+            box = search.box_query(reader, r["question"])
             groups: dict[str, list[tuple[float, dict[str, Any]]]] = {}
             docs: dict[str, float] = {}
-            if f is not None or not parsed.restricts:
-                question = parsed.text or " ".join(c.text for g in parsed.required for c in g) or r["question"]
+            if not box.nothing:
+                f, question = box.index_filters, box.text
                 ranked = search.rank_sentences(
                     reader, qe.question_ids(question), question, idf=True, hybrid=True, filters=f
                 )

@@ -689,23 +689,10 @@ def ask(
     """
     if top <= 0 or not any(c.isalnum() for c in question):
         return Answers()  # no word: "?!" would rank whatever sentences weigh "!" and "?"
-    parsed = parse_query(question)
-    filters = _with_box_filters(filters, parsed)
-    f = to_index_filters(filters)
-    relaxed: list[str] = []
-    if parsed.restricts:
-        kept = restrict(index, parsed, filters, f)
-        if kept is None and parsed.phrases:
-            # No document holds the phrases: search without them and say so (web search does;
-            # a pasted question with a quoted word would otherwise find nothing at all).
-            relaxed = parsed.phrases
-            kept = restrict(index, parsed.without_phrases(), filters, f)
-        if kept is None:
-            return Answers(relaxed=relaxed)
-        f = kept
-    # What ranks: the box's words (a phrase's words among them); with only restrictions
-    # typed, the values they name.
-    question = parsed.text or " ".join(c.text for g in parsed.required for c in g) or question
+    box = box_query(index, question, filters)
+    if box.nothing:
+        return Answers(relaxed=box.relaxed)
+    question, filters, f, relaxed = box.text, box.filters, box.index_filters, box.relaxed
     qids = query.question_ids(question)
     terms = question_terms(question)
     use_idf = term_weights(index, qids, idf, query.table)
@@ -806,6 +793,45 @@ def ask(
         answers.match = sparc_top / ceiling if sparc_top is not None and ceiling > 0 else 0.0
         answers.answered = answers.coverage >= ANSWER_COVERAGE and answers.match >= ANSWER_MATCH
     return answers
+
+
+@dataclass(frozen=True)
+class BoxQuery:
+    """A search box's text applied to an index: what ``ask`` ranks and within what."""
+
+    #: the words that rank (a phrase's words among them; with only restrictions typed, the
+    #: values they name)
+    text: str
+    #: the filter panel's restrictions with the box's ``dir:`` and dates on top
+    filters: SearchFilters | None
+    #: those, with the box's phrases, exclusions and fields as document restrictions
+    index_filters: IndexFilters | None
+    #: the quoted phrases no document holds, dropped (``Answers.relaxed``)
+    relaxed: tuple[str, ...] = ()
+    #: no document satisfies the restrictions: nothing to rank
+    nothing: bool = False
+
+
+def box_query(index: SentenceIndex, question: str, filters: SearchFilters | None = None) -> BoxQuery:
+    """``question`` as typed in the search box, applied to ``index`` (``engine.search.query``).
+
+    When no document holds the required phrases they are dropped and the rest is searched,
+    saying so (web search does; a question pasted with a quoted word in it would otherwise
+    find nothing at all). Fields, exclusions, folder and dates always restrict."""
+    parsed = parse_query(question)
+    filters = _with_box_filters(filters, parsed)
+    f = to_index_filters(filters)
+    relaxed: tuple[str, ...] = ()
+    text = parsed.text or " ".join(c.text for g in parsed.required for c in g) or question
+    if parsed.restricts:
+        kept = restrict(index, parsed, filters, f)
+        if kept is None and parsed.phrases:
+            relaxed = tuple(parsed.phrases)
+            kept = restrict(index, parsed.without_phrases(), filters, f)
+        if kept is None:
+            return BoxQuery(text, filters, None, relaxed, nothing=True)
+        f = kept
+    return BoxQuery(text, filters, f, relaxed)
 
 
 def _with_box_filters(filters: SearchFilters | None, parsed: ParsedQuery) -> SearchFilters | None:
