@@ -168,6 +168,14 @@ def main(argv: list[str] | None = None) -> int:
     spin(300)
     shot(window, "08-no-answer.png")
 
+    # A pasted question whose quoted phrase no document holds: dropped, and said so.
+    got.clear()
+    window.search.setText('What did the "Great Plague of Europe" do to the population?')
+    window.run_search()
+    wait_for(lambda: bool(got) and window.no_answer.isVisible(), "the dropped-phrase notice")
+    spin(300)
+    shot(window, "13-phrase-dropped.png")
+
     # The e-mail filters: a sender by part of a name, a custom date range typed as months.
     got.clear()
     window.act_filters.setChecked(True)
