@@ -879,28 +879,47 @@ MATCH_GRID = (0.0, 0.25, 0.28, 0.30, 0.33, 0.36)
 COVERAGE_GRID = (0.0, 0.3, 0.4, 0.5)
 
 
-def calibration(rows: Sequence[dict]) -> dict:
+#: The answerable share the suggested match threshold keeps answered (issue 12's line).
+KEEP_ANSWERED = 90.0
+
+
+def calibration(rows: Sequence[dict], bundle: Path | None = None) -> dict:
     """The no-answer trade-off on the sets with unanswerable questions: for each pair of
     thresholds, % of answerable questions answered and % of unanswerable ones not, per set
-    and over both; the engine's own setting is marked."""
+    and over both; the setting the run used (the bundle's ``answer_match``, else the engine's
+    ``ANSWER_MATCH``) is marked. ``suggested``: the highest match threshold (steps of 0.01,
+    coverage as the engine's) that keeps ``KEEP_ANSWERED`` % of the answerable questions of
+    all these sets answered, and what it gives: the value to write into a new bundle's
+    config.json as ``answer_match``."""
+    from engine.model.bundle import Bundle
+    from engine.model.encoder import default_bundle_dir
     from engine.search.answers import ANSWER_COVERAGE, ANSWER_MATCH
 
     sets = sorted({r["set"] for r in rows if not r["answerable"]})
-    grid = []
-    for m in MATCH_GRID:
-        for c in COVERAGE_GRID:
-            cell: dict[str, Any] = {"match": m, "coverage": c}
-            for s in [*sets, "all"]:
-                sub = [r for r in rows if (s == "all" and r["set"] in sets) or r["set"] == s]
-                ok = [(r["match"] or 0) >= m and (r["coverage"] or 0) >= c for r in sub]
-                ans = [o for o, r in zip(ok, sub, strict=True) if r["answerable"]]
-                una = [o for o, r in zip(ok, sub, strict=True) if not r["answerable"]]
-                cell[s] = (
-                    round(100 * sum(ans) / max(1, len(ans)), 1),
-                    round(100 * (len(una) - sum(una)) / max(1, len(una)), 1),
-                )
-            grid.append(cell)
-    return {"sets": sets, "shipped": {"match": ANSWER_MATCH, "coverage": ANSWER_COVERAGE}, "grid": grid}
+    pooled = [r for r in rows if r["set"] in sets]
+
+    def cell(m: float, c: float) -> dict[str, Any]:
+        out: dict[str, Any] = {"match": m, "coverage": c}
+        for s in [*sets, "all"]:
+            sub = pooled if s == "all" else [r for r in rows if r["set"] == s]
+            ok = [(r["match"] or 0) >= m and (r["coverage"] or 0) >= c for r in sub]
+            ans = [o for o, r in zip(ok, sub, strict=True) if r["answerable"]]
+            una = [o for o, r in zip(ok, sub, strict=True) if not r["answerable"]]
+            out[s] = (
+                round(100 * sum(ans) / max(1, len(ans)), 1),
+                round(100 * (len(una) - sum(una)) / max(1, len(una)), 1),
+            )
+        return out
+
+    grid = [cell(m, c) for m in MATCH_GRID for c in COVERAGE_GRID]
+    own = Bundle.open(bundle or default_bundle_dir()).answer_match
+    shipped = {"match": ANSWER_MATCH if own is None else own, "coverage": ANSWER_COVERAGE}
+    suggested = None
+    for step in range(101):
+        c = cell(step / 100, ANSWER_COVERAGE)
+        if c["all"][0] >= KEEP_ANSWERED:
+            suggested = c
+    return {"sets": sets, "shipped": shipped, "grid": grid, "suggested": suggested}
 
 
 def calibration_table(cal: dict) -> str:
@@ -1047,7 +1066,7 @@ def run(args: argparse.Namespace, log=print) -> dict:
         "squad_pool": SQUAD_POOL,
         "collections": collections,
         "results": results,
-        "calibration": calibration(all_rows),
+        "calibration": calibration(all_rows, args.bundle),
         "total_s": round(time.perf_counter() - t_start, 1),
     }
     if not args.no_save:
@@ -1191,6 +1210,14 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if kt:
         print()
         print(kt)
+    cal = out["calibration"]
+    if cal.get("suggested"):
+        sug = cal["suggested"]
+        print(
+            f"\nno-answer decision: match >= {cal['shipped']['match']:.2f} used; for this bundle, "
+            f"answer_match {sug['match']:.2f} keeps {sug['all'][0]:.1f}% of the answerable questions "
+            f"answered and {sug['all'][1]:.1f}% of the unanswerable ones not (coverage >= {sug['coverage']})"
+        )
     print(
         f"\ntotal {out['total_s']} s; load before {out['environment']['before']['loadavg']}, "
         f"after {out['environment']['after']['loadavg']}"

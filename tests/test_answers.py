@@ -26,6 +26,7 @@ from engine.api.facade import Engine
 from engine.catalog.store import Catalog
 from engine.cli.main import main as cli_main
 from engine.index.sentences import SentenceIndex
+from engine.model.encoder import default_bundle_dir
 from engine.search.answers import is_heading
 
 
@@ -147,6 +148,27 @@ def test_nonsense_is_not_answered_but_closest_matches_stay(mail_engine: Engine) 
     assert not answers.answered
     real = mail_engine.ask("When does the glacier survey start?")
     assert real.answered and Path(real[0].path).name == "survey.eml"
+
+
+def test_a_bundles_answer_match_sets_the_no_answer_threshold(mail_engine: Engine, tmp_path: Path) -> None:
+    """A bundle calibrated on its own scores carries the no-answer decision's match threshold
+    (``answer_match`` in config.json); without one the engine's ``ANSWER_MATCH`` holds."""
+    reader = mail_engine._get_reader()
+    shipped = search.QueryEncoder(default_bundle_dir())
+    assert search.answer_match(shipped) == search.ANSWER_MATCH
+    question = "When does the glacier survey start?"
+    base = search.ask(reader, shipped, question, idf=True, hybrid=True, catalog=mail_engine._cat())
+    assert base.answered and base.match > search.ANSWER_MATCH
+    for offset, expect in ((0.01, False), (-0.01, True)):
+        bundle = tmp_path / f"bundle{offset}"
+        shutil.copytree(default_bundle_dir(), bundle, ignore=shutil.ignore_patterns("mlm", "model.fp32.onnx"))
+        cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
+        cfg["answer_match"] = round(base.match + offset, 6)
+        (bundle / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+        own = search.QueryEncoder(bundle)
+        assert search.answer_match(own) == cfg["answer_match"]
+        got = search.ask(reader, own, question, idf=True, hybrid=True, catalog=mail_engine._cat())
+        assert got.match == pytest.approx(base.match) and got.answered is expect
 
 
 def test_cli_json_says_answered_false_for_nonsense_over_the_samples() -> None:

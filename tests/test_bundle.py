@@ -80,6 +80,15 @@ def test_optional_keys_take_their_one_default(tmp_path: Path) -> None:
     assert SparseEncoder(folder, threads=1).config.pooling == "sentence"
 
 
+def test_answer_match_is_the_bundles_own_or_none(tmp_path: Path) -> None:
+    assert Bundle.open(SHIPPED).answer_match is None  # the engine's ANSWER_MATCH, set on 0.3.0
+    assert Bundle.open(_copy(tmp_path / "a", lambda cfg: cfg.update(answer_match=0.21))).answer_match == 0.21
+    for bad in (1.5, -0.1, "high", True):
+        folder = _copy(tmp_path / str(bad), lambda cfg, bad=bad: cfg.update(answer_match=bad))
+        with pytest.raises(BundleError, match=r"'answer_match' is .*, not a number from 0 to 1"):
+            Bundle.open(folder)
+
+
 def test_a_passage_config_reads_as_one(tmp_path: Path) -> None:
     folder = _copy(tmp_path, lambda cfg: cfg.update(encoding="passage", passage_vector=True))
     b = Bundle.open(folder)

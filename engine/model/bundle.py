@@ -19,6 +19,8 @@ has one default wherever it is used. The defaults, for a key the config leaves o
                             in int8, ``engine.model.bundle_edit.int8_projection``)
 ``training_steps``          0
 ``query_weights``           none (questions weigh 1 per id, times IDF when it is on)
+``answer_match``            none: the engine's ``ANSWER_MATCH`` (the no-answer decision's match
+                            threshold, calibrated on this bundle's scores; docs/product.md)
 ==========================  ========================================================
 
 ``top_k``, ``max_length`` and ``vocab_size`` have no default: a config without them is refused.
@@ -154,6 +156,9 @@ class Bundle:
                 bundle._cache["query_weights"] = read_query_weights(path / name, bundle.vocab_size)
             except ValueError as exc:
                 raise BundleError(path, str(exc).replace(f"{path / name}: ", f"{name}: ", 1)) from None
+        match = cfg.get("answer_match")
+        if match is not None and (isinstance(match, bool) or not isinstance(match, int | float) or not 0 <= match <= 1):
+            raise BundleError(path, f"{CONFIG}: 'answer_match' is {match!r}, not a number from 0 to 1")
         return bundle
 
     # ---- config.json, typed, with the module's one set of defaults
@@ -234,6 +239,16 @@ class Bundle:
         """The learned question weight per vocabulary id (read-only float32), or None: the
         bundle ships no table and a question id weighs 1 (times IDF when that is on)."""
         return self._cache.get("query_weights")
+
+    @property
+    def answer_match(self) -> float | None:
+        """The no-answer decision's match threshold calibrated on this bundle's scores
+        (``python -m bench.product`` prints the trade-off and a suggestion), or None: the
+        engine's ``ANSWER_MATCH``, calibrated on sparc-tiny 0.3.0. A model whose vectors keep
+        fewer tokens reaches a smaller share of its question's ceiling, so the 0.3.0 value
+        would leave it answering almost nothing (docs/training.md)."""
+        value = self.config.get("answer_match")
+        return None if value is None else float(value)
 
     # ---- files
 

@@ -791,8 +791,16 @@ def ask(
             sparc_top = best[0].score if best else None
         ceiling = index.max_score(qids, idf=True, tokens=ANSWER_TOKENS) if qids else 0.0
         answers.match = sparc_top / ceiling if sparc_top is not None and ceiling > 0 else 0.0
-        answers.answered = answers.coverage >= ANSWER_COVERAGE and answers.match >= ANSWER_MATCH
+        answers.answered = answers.coverage >= ANSWER_COVERAGE and answers.match >= answer_match(query)
     return answers
+
+
+def answer_match(query: QueryEncoder) -> float:
+    """The match threshold of the no-answer decision: the bundle's own (``answer_match`` in
+    its config.json, calibrated on its scores), else ``ANSWER_MATCH``."""
+    bundle = getattr(query, "config", None)
+    own = bundle.answer_match if isinstance(bundle, Bundle) else None
+    return ANSWER_MATCH if own is None else own
 
 
 @dataclass(frozen=True)
