@@ -166,6 +166,17 @@ def encode_matrix(
     return matrix
 
 
+def idf_vector(matrix: sp.csr_matrix, vocab_size: int | None = None) -> np.ndarray:
+    """IDF of every vocabulary id over the rows of ``matrix`` (sentence vectors), with the
+    app's own ``idf_weight``: a sentence holds an id when its weight for it is positive."""
+    from engine.index.quantize import idf_weight
+
+    width = matrix.shape[1] if vocab_size is None else vocab_size
+    df = np.bincount(matrix.indices[matrix.data > 0], minlength=width)[:width]
+    n = matrix.shape[0]
+    return np.array([idf_weight(int(d), n) for d in df.tolist()], dtype=np.float32)
+
+
 def prune_rows(matrix: sp.csr_matrix, ratio: float) -> sp.csr_matrix:
     """Keep each row's entries >= ratio x that row's largest (the bundle's ``prune_ratio``,
     applied to vectors already encoded: pruning at r after r0 <= r equals pruning at r)."""
@@ -250,11 +261,7 @@ class SparcRetriever:
         self.idf = self._idf_vector() if idf else None
 
     def _idf_vector(self) -> np.ndarray:
-        """IDF of every vocabulary id, computed by the app's own ``idf_weight``."""
-        from engine.index.quantize import idf_weight
-
-        df = np.diff(self._col_ptr)
-        return np.array([idf_weight(int(d), self.n) for d in df.tolist()], dtype=np.float32)
+        return idf_vector(self.matrix)
 
     def with_idf(self) -> SparcRetriever:
         """The same encoded pool scored with IDF (shares the matrix; no re-encoding)."""

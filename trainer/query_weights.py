@@ -44,7 +44,6 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from engine.index.quantize import idf_weight
 from engine.model.bundle import CONFIG, QUERY_WEIGHTS_FILE, Bundle, read_query_weights
 from trainer.data import Example, Sentence, load_training_data
 from trainer.pools import contexts_of
@@ -113,13 +112,6 @@ def encode_block(
         groups=[s.passage_id for s in sentences],
     )
     return retriever.matrix.tocsr()
-
-
-def block_idf(matrix: sp.csr_matrix, vocab_size: int) -> np.ndarray:
-    """IDF of every id over the block's vectors, with the app's ``idf_weight``."""
-    df = np.bincount(matrix.indices[matrix.data > 0], minlength=vocab_size)[:vocab_size]
-    n = matrix.shape[0]
-    return np.array([idf_weight(int(d), n) for d in df.tolist()], dtype=np.float32)
 
 
 @dataclass
@@ -320,7 +312,9 @@ def run(args: argparse.Namespace) -> int:
     matrix = encode_block(args.model, block.sentences, cache, threads=args.threads)
     encode_s = time.perf_counter() - t0
     vocab = bundle.vocab_size
-    base = block_idf(matrix, vocab) if args.variant == "product" else np.ones(vocab, np.float32)
+    from trainer.evaluate import idf_vector
+
+    base = idf_vector(matrix, vocab) if args.variant == "product" else np.ones(vocab, np.float32)
     bags = [bundle.question_ids(q) for q in block.questions]
     train_rows, val_rows = split_rows(block.passages, args.val_share)
     print(

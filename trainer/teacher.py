@@ -100,10 +100,10 @@ def build(data: Path, out: Path, sparc: Path, threads: int = 2, batch: int = 64)
         sp.save_npz(tmp, matrix)
         os.replace(tmp, out / "sparc-sentences.npz")
     if not (out / "sparc-idf.npy").exists():
-        from trainer.query_weights import block_idf
+        from trainer.evaluate import idf_vector
 
         matrix = sp.load_npz(out / "sparc-sentences.npz").tocsr()
-        _save_npy(out / "sparc-idf.npy", block_idf(matrix, matrix.shape[1]))
+        _save_npy(out / "sparc-idf.npy", idf_vector(matrix))
     return out
 
 
