@@ -756,7 +756,7 @@ class MainWindow(QMainWindow):
                 hint += ", or loosen the filters"
             if self.backend.indexing:
                 hint += "; indexing is still running"
-            relaxed = relaxed_notice(result.relaxed)
+            relaxed = relaxed_notice(result.relaxed, found=False)
             self.show_message("No answers found", (relaxed + " " if relaxed else "") + hint + ".")
             self.statusBar().showMessage(f"No answers{where} · {result.seconds * 1000:.0f} ms")
             return

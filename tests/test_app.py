@@ -572,6 +572,13 @@ def test_window_says_when_a_phrase_was_dropped(qtbot, open_window, sample_home):
     assert result.relaxed == () and [Path(a.path).name for a in result.answers] == ["black-death.html"]
     assert window.no_answer.isVisible() == (not result.answered)
     assert "No document holds" not in window.no_answer.text()
+    # dropped and still nothing (Louise Kitchen sends no mail): the message page says both
+    result = type_question(qtbot, window, '"Catholic Church" from:kitchen')
+    assert result.relaxed == ("Catholic Church",) and not result.answers
+    assert window.stack.currentWidget() is window.message
+    assert window.message.text.text().startswith(
+        'No document holds "Catholic Church", and nothing matches without it either.'
+    )
 
 
 # --------------------------------------------------------------------------- catch-up at start

@@ -115,6 +115,13 @@ def test_phrases_no_document_holds_are_dropped_and_said_so() -> None:
     assert mail["relaxed"] == ["Enron energy xyzzyq"]
     assert mail["answers"] and all("skilling" in a["fields"]["from"] for a in mail["answers"])
     assert ask_json("from:kitchen") == {"question": "from:kitchen", "answered": False, "relaxed": [], "answers": []}
+    # dropped, and still nothing: said so
+    none = ask_json('"Catholic Church" from:kitchen')
+    assert none["relaxed"] == ["Catholic Church"] and none["answers"] == []
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main(["ask", "--home", str(sample_home()), '"Catholic Church" from:kitchen']) == 0
+    assert out.getvalue().startswith('No document holds "Catholic Church", and nothing matches without it either.')
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert cli_main(["ask", "--home", str(sample_home()), '"Black the Death"']) == 0

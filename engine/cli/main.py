@@ -90,7 +90,7 @@ def print_answers(question: str, answers, style: _Style, out=None) -> None:
     from engine.search.query import relaxed_notice
 
     out = out or sys.stdout
-    relaxed = relaxed_notice(getattr(answers, "relaxed", ()))
+    relaxed = relaxed_notice(getattr(answers, "relaxed", ()), found=bool(answers))
     if relaxed:
         print(style.head(relaxed), file=out)
     if not answers:

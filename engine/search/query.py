@@ -92,13 +92,17 @@ class ParsedQuery:
         return replace(self, required=[g for g in groups if g])
 
 
-def relaxed_notice(phrases: Sequence[str]) -> str:
+def relaxed_notice(phrases: Sequence[str], found: bool = True) -> str:
     """What the CLI and the window say when the box's phrases were dropped
-    (``Answers.relaxed``), or "" when none were."""
+    (``Answers.relaxed``), or "" when none were; ``found``: whether the search without them
+    found anything."""
     if not phrases:
         return ""
     quoted = ", ".join(f'"{p}"' for p in phrases)
-    return f"No document holds {quoted}: showing matches without {'it' if len(phrases) == 1 else 'them'}."
+    it = "it" if len(phrases) == 1 else "them"
+    if not found:
+        return f"No document holds {quoted}, and nothing matches without {it} either."
+    return f"No document holds {quoted}: showing matches without {it}."
 
 
 def parse_date(value: str, end: bool = False) -> _dt.date | None:
