@@ -227,6 +227,14 @@ Only the ten who-is questions move, so the choice rests on them: 0.5 and 0.75 ti
 keeps headings further back (SQuAD's `# Title` lines and the issue's "Cycling trip" heading
 stay behind their answering sentences at both).
 
+Tried on 2026-11-24 and not shipped: answer-type matching, where a question asking for a
+number, a year or a date ("How much ...?", "Find the $ value ...", "When ...?") lets a line
+without a digit, number word or month name compete with a share of its score (a throwaway
+patch of `_pick`, same homes and questions, answer@1): at 0.8 / 0.6 / 0.4, SQuAD 74.9 → 75.0 /
+74.9 / 74.6 on its 1,000 questions, e-mail 57.6 → 60.6 (one BIPIA question: "paid to Eurostar"
+showed the From line), Enron unchanged. One question of 33 is not evidence, and the large set
+does not move.
+
 ## The no-answer decision
 
 `sparcdesk ask --json` carries `"answered"` for the question as a whole, and the window says
