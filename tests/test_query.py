@@ -16,7 +16,7 @@ import pytest
 from test_search import SAMPLES, sample_home
 
 from engine.cli.main import main as cli_main
-from engine.search.query import Clause, parse, parse_date
+from engine.search.query import Clause, parse, parse_date, relaxed_notice
 
 
 def ask_json(query: str, top: int = 10) -> dict:
@@ -109,6 +109,9 @@ def test_phrase_with_stopwords_matches_in_place() -> None:
 def test_phrases_no_document_holds_are_dropped_and_said_so() -> None:
     both = ask_json('"Martin Luther" "Nikola Tesla" father')  # no document holds both
     assert both["relaxed"] == ["Martin Luther", "Nikola Tesla"]
+    assert relaxed_notice(both["relaxed"]) == (
+        'No document holds "Martin Luther" and "Nikola Tesla" as asked: showing matches without them.'
+    )
     assert {"martin-luther.odt", "nikola-tesla.docx"} <= set(names(both["answers"]))
     # the phrases go, a field restriction stays
     mail = ask_json('"Enron energy xyzzyq" from:skilling')

@@ -13,10 +13,10 @@ What people know from Recoll and web search::
     after:2001-05  before:2002  date:2001-05-14   dates (YYYY, YYYY-MM or YYYY-MM-DD)
 
 Phrases, exclusions and fields restrict which documents compete; the remaining words rank
-them with SPARC and BM25 as a plain question would. When no document holds a required phrase,
-the phrases are dropped and the rest is searched, saying so (``Answers.relaxed``): a question
-pasted with quotes in it ("the "Holy Club's" teachings") still finds what its words match. A field value may be quoted
-(``from:"ann lee"``). Anything that is not syntax is a word: a lone ``-``, a ``-`` word ending
+them with SPARC and BM25 as a plain question would. When no document holds the required
+phrases, they are dropped and the rest is searched, saying so (``Answers.relaxed``): a
+question pasted with quotes in it ("the "Holy Club's" teachings") still finds what its words
+match. A field value may be quoted (``from:"ann lee"``). Anything that is not syntax is a word: a lone ``-``, a ``-`` word ending
 in punctuation (``-DRAFT-?``), ``OR`` at either end, an unknown ``field:``, a date that does
 not parse, an unclosed quote.
 """
@@ -98,11 +98,13 @@ def relaxed_notice(phrases: Sequence[str], found: bool = True) -> str:
     found anything."""
     if not phrases:
         return ""
-    quoted = ", ".join(f'"{p}"' for p in phrases)
+    quoted = " and ".join(f'"{p}"' for p in phrases)
+    # several: perhaps each is somewhere, but not as the box combines them
+    held = quoted if len(phrases) == 1 else f"{quoted} as asked"
     it = "it" if len(phrases) == 1 else "them"
     if not found:
-        return f"No document holds {quoted}, and nothing matches without {it} either."
-    return f"No document holds {quoted}: showing matches without {it}."
+        return f"No document holds {held}, and nothing matches without {it} either."
+    return f"No document holds {held}: showing matches without {it}."
 
 
 def parse_date(value: str, end: bool = False) -> _dt.date | None:
