@@ -571,6 +571,15 @@ class MainWindow(QMainWindow):
 
     # ================================================================== pages
 
+    def _show_notice(self, result: SearchResult) -> None:
+        """The line above the results: the phrases dropped and the no-answer decision of the
+        answers on screen (a live refresh may change either)."""
+        notice = [relaxed_notice(result.relaxed)] if result.relaxed else []
+        if not result.answered:
+            notice.append("Nothing in your files answers this question. The closest matches are below.")
+        self.no_answer.setText(" ".join(notice))
+        self.no_answer.setVisible(self._no_answer_shown())
+
     def _no_answer_shown(self) -> bool:
         r = self.last_result
         return bool(
@@ -760,12 +769,8 @@ class MainWindow(QMainWindow):
             self.show_message("No answers found", (relaxed + " " if relaxed else "") + hint + ".")
             self.statusBar().showMessage(f"No answers{where} · {result.seconds * 1000:.0f} ms")
             return
-        notice = [relaxed_notice(result.relaxed)] if result.relaxed else []
-        if not result.answered:
-            notice.append("Nothing in your files answers this question. The closest matches are below.")
-        self.no_answer.setText(" ".join(notice))
         self.stack.setCurrentWidget(self.results)
-        self.no_answer.setVisible(self._no_answer_shown())
+        self._show_notice(result)
         self.results.setCurrentIndex(self.model.index(0, 0))
         self.results.scrollToTop()
         n = len(answers)
@@ -814,7 +819,7 @@ class MainWindow(QMainWindow):
                 bar.setValue(scroll)
         finally:
             self._restoring = False
-        self.no_answer.setVisible(self._no_answer_shown())
+        self._show_notice(result)
         if row >= 0:
             answer = result.answers[row]
             self.preview.refresh_answer(answer)
