@@ -817,6 +817,7 @@ def run_questions(eng, col: Collection, bm25: DocBM25, questions: Sequence[Quest
             "answered": answered_of(result, answers),
             "coverage": getattr(result, "coverage", None),
             "match": getattr(result, "match", None),
+            "relaxed": list(getattr(result, "relaxed", ())),
             "top_score": None if top is None else float(top.best.score),
             "top_doc_score": None if top is None else getattr(top, "score", None),
             "scores": [float(a.best.score) for a in answers],

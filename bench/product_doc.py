@@ -34,7 +34,8 @@ re-encoded); `--rebuild` re-indexes from scratch, `--bundle DIR` tries another m
 `bench/results/product-<stamp>.json` (metrics, sizes, timings, load) and
 `product-<stamp>.questions.jsonl` beside it: one row per question with the ranked documents
 (search and BM25), the top answer's text, field and scores (`top_score`: its best sentence's,
-`top_doc_score`: `Answer.score`), every answer's scores, `answered` and `coverage`.
+`top_doc_score`: `Answer.score`), every answer's scores, `answered`, `coverage`, `match` and
+`relaxed` (the quoted phrases dropped because no document holds them).
 
 `--quick` (work dir `runs/product-quick`): 200 Enron distractors, 7 SQuAD articles (one held
 out), CISI and TIME reduced to 12 seeded queries with their judged documents plus seeded others
