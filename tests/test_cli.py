@@ -173,3 +173,16 @@ def test_watch_command_reindexes_changes(tmp_path: Path, stop: signal.Signals) -
             proc.kill()
             proc.wait()
         proc.stdout.close()
+
+
+def test_an_empty_home_is_refused_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--home ""`` (a script's unset variable) was the current folder to the log and the
+    default home to the engine; it is refused before anything is written."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        main(["ask", "--home", "", "anything"])
+    assert info.value.code == 2
+    assert "--home: an empty path" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -131,6 +131,14 @@ def answers_json(question: str, answers) -> str:
     return text
 
 
+def _home(value: str) -> str:
+    """``--home``: an empty value (``--home "$UNSET"``) is refused rather than read as the
+    current folder by one reader and as the default home by another."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("an empty path; leave --home out for the default data folder")
+    return value
+
+
 def _date(value: str) -> _dt.date:
     try:
         return _dt.date.fromisoformat(value)
@@ -539,7 +547,9 @@ def build_parser(added: bool = True) -> argparse.ArgumentParser:
     from engine.search.defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF, FUSIONS
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--home", help="data folder (default: $SPARCDESK_HOME or the user data folder)")
+    common.add_argument(
+        "--home", type=_home, help="data folder (default: $SPARCDESK_HOME or the user data folder)"
+    )
     common.add_argument("--model", help="model bundle folder (default: $SPARCDESK_MODEL or the shipped one)")
     common.add_argument(
         "--threads", type=int, default=None, help="encoder threads (default: cores, at most 4)"
