@@ -18,9 +18,13 @@ SETTINGS_FILE = "settings.ini"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    from engine.home.paths import home_argument
+
     p = argparse.ArgumentParser(prog="sparcdesk gui", description="The sparcdesk desktop window.")
     p.add_argument(
-        "--home", type=Path, help="engine home folder (default: $SPARCDESK_HOME or the user data folder)"
+        "--home",
+        type=lambda v: Path(home_argument(v)),
+        help="engine home folder (default: $SPARCDESK_HOME or the user data folder)",
     )
     p.add_argument("--model", type=Path, help="model bundle folder (default: the shipped model)")
     p.add_argument("--threads", type=int, help="encoder threads (default: physical cores, at most 4)")

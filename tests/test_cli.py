@@ -186,3 +186,12 @@ def test_an_empty_home_is_refused_and_nothing_is_written(
     assert info.value.code == 2
     assert "--home: an empty path" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_window_refuses_an_empty_home_too(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.main import parse_args
+
+    with pytest.raises(SystemExit) as info:
+        parse_args(["--home", ""])
+    assert info.value.code == 2 and "--home: an empty path" in capsys.readouterr().err
+    assert parse_args(["--home", "somewhere"]).home == Path("somewhere")

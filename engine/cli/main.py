@@ -131,14 +131,6 @@ def answers_json(question: str, answers) -> str:
     return text
 
 
-def _home(value: str) -> str:
-    """``--home``: an empty value (``--home "$UNSET"``) is refused rather than read as the
-    current folder by one reader and as the default home by another."""
-    if not value.strip():
-        raise argparse.ArgumentTypeError("an empty path; leave --home out for the default data folder")
-    return value
-
-
 def _date(value: str) -> _dt.date:
     try:
         return _dt.date.fromisoformat(value)
@@ -544,11 +536,12 @@ BUILT_IN = frozenset({"index", "ask", "status", "sources", "remove", "watch", "a
 def build_parser(added: bool = True) -> argparse.ArgumentParser:
     """The command line's parser; ``added=False`` leaves out the added sub-commands (reading
     the installed entry points costs every command ~30 ms, and a built-in one needs none)."""
+    from engine.home.paths import home_argument
     from engine.search.defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF, FUSIONS
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--home", type=_home, help="data folder (default: $SPARCDESK_HOME or the user data folder)"
+        "--home", type=home_argument, help="data folder (default: $SPARCDESK_HOME or the user data folder)"
     )
     common.add_argument("--model", help="model bundle folder (default: $SPARCDESK_MODEL or the shipped one)")
     common.add_argument(

@@ -65,6 +65,16 @@ def make_private_dir(path: Path) -> Path:
     return path
 
 
+def home_argument(value: str) -> str:
+    """A ``--home`` value on a command line (``sparcdesk``, ``sparcdesk gui``): an empty one
+    (``--home "$UNSET"``) is refused, not taken for the current folder."""
+    import argparse
+
+    if not value.strip():
+        raise argparse.ArgumentTypeError("an empty path; leave --home out for the default data folder")
+    return value
+
+
 def default_home() -> Path:
     """``$SPARCDESK_HOME`` if set, else the platform's user-data folder for sparcdesk."""
     env = os.environ.get(HOME_ENV)
