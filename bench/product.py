@@ -892,9 +892,7 @@ def calibration(rows: Sequence[dict], bundle: Path | None = None) -> dict:
     coverage as the engine's) that keeps ``KEEP_ANSWERED`` % of the answerable questions of
     all these sets answered, and what it gives: the value to write into a new bundle's
     config.json as ``answer_match``."""
-    from engine.model.bundle import Bundle
-    from engine.model.encoder import default_bundle_dir
-    from engine.search.answers import ANSWER_COVERAGE, ANSWER_MATCH
+    from engine.search.answers import ANSWER_COVERAGE, QueryEncoder, answer_match
 
     sets = sorted({r["set"] for r in rows if not r["answerable"]})
     pooled = [r for r in rows if r["set"] in sets]
@@ -913,8 +911,7 @@ def calibration(rows: Sequence[dict], bundle: Path | None = None) -> dict:
         return out
 
     grid = [cell(m, c) for m in MATCH_GRID for c in COVERAGE_GRID]
-    own = Bundle.open(bundle or default_bundle_dir()).answer_match
-    shipped = {"match": ANSWER_MATCH if own is None else own, "coverage": ANSWER_COVERAGE}
+    shipped = {"match": answer_match(QueryEncoder(bundle)), "coverage": ANSWER_COVERAGE}
     suggested = None
     for step in range(101):
         c = cell(step / 100, ANSWER_COVERAGE)

@@ -798,8 +798,7 @@ def ask(
 def answer_match(query: QueryEncoder) -> float:
     """The match threshold of the no-answer decision: the bundle's own (``answer_match`` in
     its config.json, calibrated on its scores), else ``ANSWER_MATCH``."""
-    bundle = getattr(query, "config", None)
-    own = bundle.answer_match if isinstance(bundle, Bundle) else None
+    own = query.config.answer_match
     return ANSWER_MATCH if own is None else own
 
 
