@@ -133,55 +133,57 @@ def main(argv: list[str] | None = None) -> int:
     got: list = []
     backend.answers_ready.connect(got.append)
     window.search.setFocus()
-    window.search.setText(DOC_QUESTION)
-    window.run_search()
-    wait_for(lambda: bool(got) and bool(window.preview.hits), "answers and the preview")
+
+    def ask(question: str, ready, what: str, settle_ms: int = 0) -> None:
+        """Type ``question``, run it and wait until answers came and ``ready()`` holds."""
+        got.clear()
+        window.search.setText(question)
+        window.run_search()
+        wait_for(lambda: bool(got) and ready(), what)
+        if settle_ms:
+            spin(settle_ms)
+
+    ask(DOC_QUESTION, lambda: bool(window.preview.hits), "answers and the preview")
     shot(window, "04-results-preview.png")
 
-    got.clear()
     window.act_filters.setChecked(True)
     window.filters.set_kinds(["email"])
-    window.search.setText(MAIL_QUESTION)
-    window.run_search()
-    wait_for(
-        lambda: bool(got) and bool(window.preview.hits) and window.preview.answer.kind == "email",
+    # the filter change re-runs the question once more: settle
+    ask(
+        MAIL_QUESTION,
+        lambda: bool(window.preview.hits) and window.preview.answer.kind == "email",
         "an e-mail answer",
+        400,
     )
-    spin(400)  # the filter change re-runs the question once more
     shot(window, "05-email-result.png")
 
     # The query syntax (engine/search/query.py): a field, an exclusion and ranking words.
-    got.clear()
     window.filters.set_kinds(None)
     window.act_filters.setChecked(False)
-    window.search.setText('type:email from:skilling "energy crisis" California -Organizational')
-    window.run_search()
-    wait_for(lambda: bool(got) and bool(window.preview.hits), "answers to the query syntax")
-    spin(400)
+    ask(
+        'type:email from:skilling "energy crisis" California -Organizational',
+        lambda: bool(window.preview.hits),
+        "answers to the query syntax",
+        400,
+    )
     shot(window, "07-query-syntax.png")
 
     # A question nothing indexed answers: said above the closest matches.
-    got.clear()
-    window.search.setText("What is the capital of Australia?")
-    window.run_search()
-    wait_for(lambda: bool(got) and window.no_answer.isVisible(), "the no-answer banner")
-    spin(300)
+    ask("What is the capital of Australia?", window.no_answer.isVisible, "the no-answer banner", 300)
     shot(window, "08-no-answer.png")
 
     # A pasted question whose quoted phrase no document holds: dropped, and said so.
-    got.clear()
-    window.search.setText('What did the "Great Plague of Europe" do to the population?')
-    window.run_search()
-    wait_for(lambda: bool(got) and window.no_answer.isVisible(), "the dropped-phrase notice")
-    spin(300)
+    ask(
+        'What did the "Great Plague of Europe" do to the population?',
+        window.no_answer.isVisible,
+        "the dropped-phrase notice",
+        300,
+    )
     shot(window, "13-phrase-dropped.png")
 
     # The e-mail filters: a sender by part of a name, a custom date range typed as months.
-    got.clear()
     window.act_filters.setChecked(True)
-    window.search.setText("California energy crisis")
-    window.run_search()
-    wait_for(lambda: bool(got), "answers for the e-mail filters")
+    ask("California energy crisis", lambda: True, "answers for the e-mail filters")
     wait_for(lambda: window.filters.sender_model.rowCount() > 0, "the senders of the catalog")
     got.clear()
     window.filters.sender.setText("skil")
