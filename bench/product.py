@@ -1214,7 +1214,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
         print(
             f"\nno-answer decision: match >= {cal['shipped']['match']:.2f} used; for this bundle, "
             f"answer_match {sug['match']:.2f} keeps {sug['all'][0]:.1f}% of the answerable questions "
-            f"answered and {sug['all'][1]:.1f}% of the unanswerable ones not (coverage >= {sug['coverage']})"
+            f"answered and {sug['all'][1]:.1f}% of the unanswerable ones not (coverage >= {sug['coverage']}); "
+            "give it to the bundle with `sparcdesk-train export --answer-match`"
         )
     print(
         f"\ntotal {out['total_s']} s; load before {out['environment']['before']['loadavg']}, "

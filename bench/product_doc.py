@@ -260,8 +260,8 @@ unanswerable not answered; the shipped setting in bold ({shipped}):
 The thresholds are the bundle's: `answer_match` in its config.json when it sets one (a model
 whose vectors keep fewer tokens reaches a smaller share of a question's ceiling), else the
 engine's `ANSWER_MATCH`; with `--bundle` the command prints the highest match threshold that
-keeps 90% of these sets' answerable questions answered, the value to write into a new bundle
-(docs/training.md: 0.18 for the sentence FLOPS model). The issue's target is ≥ 90 / ≥ 70 on the calibration sets. The shipped setting meets it on
+keeps 90% of these sets' answerable questions answered, the value a new bundle carries
+(`sparcdesk-train export --answer-match`; docs/training.md: 0.18 for the sentence FLOPS model). The issue's target is ≥ 90 / ≥ 70 on the calibration sets. The shipped setting meets it on
 SQuAD's held-out articles and on both sets pooled, not on BIPIA alone, and no setting of these
 two signals does. With each question text asked once (above), what is left of BIPIA's
 unanswerable set mostly asks a payment the wrong way round (18 of the 22, read by hand): "Find the $ value paid by Webflow?" over a Webflow

@@ -162,9 +162,14 @@ def test_all_positions_pooling_trains_exports_and_encodes(tmp_path, squad_handfu
          "--save-every", "2", "--warmup", "1", "--pooling", "all"]
     )  # fmt: skip
     bundle = tmp_path / "bundle"
-    cfg = export_bundle(out / "step-2.pt", bundle, top_k=300, max_length=64, keep_fp32=True)
+    cfg = export_bundle(out / "step-2.pt", bundle, top_k=300, max_length=64, keep_fp32=True, answer_match=0.2)
     assert cfg["pooling"] == "all"
     assert SparseEncoder(bundle).config.pooling == "all"
+    assert SparseEncoder(bundle).config.answer_match == 0.2  # the bundle's own no-answer threshold
+    with pytest.raises(SystemExit):  # refused before anything is written
+        train_main(["export", "--checkpoint", str(out / "step-2.pt"), "--out", str(tmp_path / "no"),
+                    "--answer-match", "1.5"])  # fmt: skip
+    assert not (tmp_path / "no").exists()
     from trainer.train import load_model_from_checkpoint
 
     model, _state = load_model_from_checkpoint(out / "step-2.pt", None)

@@ -263,9 +263,14 @@ def export_bundle(
     version: str = "0.1.0",
     keep_fp32: bool = False,
     prune_ratio: float = 0.0,
+    answer_match: float | None = None,
 ) -> dict:
     """Write the bundle; returns its config. ``checkpoint=None`` exports the untrained base.
-    ``prune_ratio`` > 0: the engine keeps only weights >= that x the sentence's max."""
+    ``prune_ratio`` > 0: the engine keeps only weights >= that x the sentence's max.
+    ``answer_match``: the bundle's own no-answer match threshold (``bench.product --bundle``
+    suggests it from this bundle's scores); None leaves the engine's."""
+    if answer_match is not None and not 0 <= answer_match <= 1:
+        raise ValueError(f"answer_match is {answer_match}, not a number from 0 to 1")
     t0 = time.time()
     if checkpoint is not None:
         model, state = load_model_from_checkpoint(checkpoint, base)
@@ -311,6 +316,7 @@ def export_bundle(
         "embedding_initializer": EMBEDDING_INITIALIZER,
         "training_steps": steps,
         "training_args": training_args,
+        **({"answer_match": answer_match} if answer_match is not None else {}),
         "export_seconds": round(time.time() - t0, 1),
     }
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
@@ -336,6 +342,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=0.0,
         help="encode-time pruning: keep weights >= this x the sentence's max (then top-k); 0 = off",
     )
+    p.add_argument(
+        "--answer-match",
+        type=_unit_interval,
+        default=None,
+        help="the bundle's no-answer match threshold, 0..1 (bench.product --bundle suggests it); "
+        "default: the engine's",
+    )
+
+
+def _unit_interval(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a number from 0 to 1")
+    return value
 
 
 def run(args: argparse.Namespace) -> None:
@@ -349,6 +369,7 @@ def run(args: argparse.Namespace) -> None:
         args.version,
         args.keep_fp32,
         args.prune_ratio,
+        args.answer_match,
     )
     print(json.dumps(cfg, indent=2))
 
