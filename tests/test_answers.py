@@ -119,6 +119,46 @@ def test_address_of_a_person_is_found_from_a_header(mail_engine: Engine) -> None
     assert top.doc_start == -1
 
 
+@pytest.fixture(scope="module")
+def owner_mailbox(tmp_path_factory: pytest.TempPathFactory):
+    """Jun Tanaka's own mailbox: every message is to him (his name weighs next to nothing),
+    and one ends with a disclaimer that says "email" and "addressed"."""
+    root = tmp_path_factory.mktemp("owner")
+    mail = root / "mail"
+    mail.mkdir()
+    bodies = [
+        ("Rota for June", "The rota for June is attached.\n"),
+        ("Rota, again", "One change to the rota: Friday moves to Monday.\n"),
+        ("Printer", "The printer on the third floor is fixed.\n"),
+        ("Parking", "The car park closes early on Thursday for resurfacing.\n"),
+        (
+            "Rota questions",
+            "Can we swap the Friday shift?\n\n"
+            "This email and any files transmitted with it are confidential and intended "
+            "solely for the use of the individual or entity to whom they are addressed.\n",
+        ),
+    ]
+    for day, (subject, body) in enumerate(bodies, start=1):
+        write_eml(
+            mail / f"{day}.eml", f"Sender {day} <sender{day}@example.org>", "Jun Tanaka <jun.tanaka@example.org>",
+            subject, body, day=day,
+        )  # fmt: skip
+    engine = Engine(home=root / "home", threads=1)
+    engine.add_source(mail)
+    engine.index()
+    yield engine
+    engine.close()
+
+
+def test_an_address_question_shows_the_line_holding_the_address(owner_mailbox: Engine) -> None:
+    """The line that holds the person's address is the answer, not a sentence that matches
+    "email" and "address" better while the name weighs next to nothing."""
+    answers = owner_mailbox.ask("What is the email address of Jun Tanaka?")
+    assert len(answers) == 5
+    for a in answers:
+        assert "jun.tanaka@example.org" in a.best.sentence, (a.fields["subject"], a.best.sentence)
+
+
 def test_spread_evidence_outranks_a_single_matching_sentence(mail_engine: Engine) -> None:
     answers = mail_engine.ask("glacier survey trip: radar, trucks and crampons")
     keys = [Path(a.path).name for a in answers]

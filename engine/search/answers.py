@@ -600,20 +600,44 @@ def wanted_field(question: str) -> str:
     return next((name for pattern, name in _FIELD_QUESTIONS if pattern.search(question)), "")
 
 
+_ADDRESS_QUESTION = re.compile(r"\be-?mail\s+address(?:es)?\b|\baddress(?:es)?\s+to\s+e-?mail\b", re.I)
+_EMAIL_ADDRESS = re.compile(r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def wanted_address(question: str) -> frozenset[str]:
+    """For a question asking for an e-mail address ("What is the email address of Jun
+    Tanaka?"), the words naming whose (lower case); else an empty set."""
+    if not _ADDRESS_QUESTION.search(question):
+        return frozenset()
+    return frozenset(w.lower() for w in _WORD.findall(content_words(question)) if len(w) > 1)
+
+
+def _address_words(meta: dict[str, Any], names: frozenset[str]) -> int:
+    """How many of ``names`` a line holding an e-mail address shares (0: no address)."""
+    text = meta.get("text") or ""
+    if not names or not _EMAIL_ADDRESS.search(text):
+        return 0
+    return len(names & {w.lower() for w in _WORD.findall(text)})
+
+
 #: A heading or word-less line competes for the answer with this share of its score: a
 #: sentence that answers comes first unless the line matches far better ("Bob Esser, Senior
 #: Director" for "Who is Bob Esser?" against a sentence that shares only "who").
 HEADING_WEIGHT = 0.5
 
 
-def _pick(items: list[tuple[float, dict[str, Any]]], field: str = "") -> list[tuple[float, dict[str, Any]]]:
+def _pick(
+    items: list[tuple[float, dict[str, Any]]], field: str = "", names: frozenset[str] = frozenset()
+) -> list[tuple[float, dict[str, Any]]]:
     """A document's matching sentences in answer order: the header line the question asks
-    for (``field``) first, then by score, headings and word-less lines counting
-    ``HEADING_WEIGHT`` of theirs."""
+    for (``field``) first; for an address question, a line holding an address and more of
+    the person's ``names`` (``wanted_address``); then by score, headings and word-less lines
+    counting ``HEADING_WEIGHT`` of theirs."""
     return sorted(
         items,
         key=lambda sm: (
             not field or sm[1].get("field") != field,
+            -_address_words(sm[1], names),
             -sm[0] * (HEADING_WEIGHT if is_heading_record(sm[1]) else 1.0),
             sm[1]["sentence_id"],
         ),
@@ -748,7 +772,7 @@ def ask(
                     groups.setdefault(meta["doc_key"], []).append((h.score, meta))
     answers = Answers(relaxed=relaxed)
     messages: set[str] = set()
-    field = wanted_field(question)
+    field, names = wanted_field(question), wanted_address(question)
     for key in keys:
         if len(answers) >= top:
             break
@@ -758,7 +782,17 @@ def ask(
             # the asked-for header line did not match any question word: fetch it
             lines = index.get(index.document_sentence_ids(key))
             groups[key] += [(0.0, m) for m in lines.values() if m.get("field") == field]
-        items = _pick(groups[key], field)
+        elif names and not any(_address_words(m, names) for _, m in groups[key]):
+            # an address question whose person is named in a header line that did not rank
+            # among the message's matches (a name every message holds weighs nothing): fetch it
+            lines = index.get(index.document_sentence_ids(key))
+            have = {m["sentence_id"] for _, m in groups[key]}
+            groups[key] += [
+                (0.0, m)
+                for m in lines.values()
+                if m.get("field") and m["sentence_id"] not in have and _address_words(m, names)
+            ]
+        items = _pick(groups[key], field, names)
         score, meta = items[0]
         fields = document_fields(meta, catalog)
         message_id = fields.get("message_id") if meta.get("kind") == "email" else None
