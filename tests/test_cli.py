@@ -195,3 +195,24 @@ def test_the_window_refuses_an_empty_home_too(capsys: pytest.CaptureFixture[str]
         parse_args(["--home", ""])
     assert info.value.code == 2 and "--home: an empty path" in capsys.readouterr().err
     assert parse_args(["--home", "somewhere"]).home == Path("somewhere")
+
+
+def test_a_reader_that_closes_the_pipe_stops_ask_quietly(tmp_path: Path) -> None:
+    """``sparcdesk ask ... | head``: the reader goes away before the answers are written; the
+    command stops as Unix tools do (exit 141), with no error line and nothing in the log."""
+    from conftest import copied_home
+
+    home = copied_home(sample_home(), "pipe")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli.main", "ask", "--home", str(home), "--top", "10", "What do moles eat?"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # before the interpreter has even imported the engine
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141, err.decode()
+    assert err.decode() == ""
+    log = home / "logs" / "sparcdesk.log"
+    assert "BrokenPipe" not in (log.read_text() if log.exists() else "")

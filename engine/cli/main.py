@@ -19,6 +19,7 @@ Whatever fails, the terminal gets one line; the traceback goes to HOME/logs/spar
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -682,7 +683,11 @@ def main(argv: list[str] | None = None) -> int:
     # HOME/logs/sparcdesk.log; warnings still reach the terminal as before
     logs.setup(getattr(args, "home", None), console=logging.WARNING)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return code
+    except BrokenPipeError:
+        return _pipe_closed()
     except IndexLockedError as exc:
         print(
             f"sparcdesk: {exc}. Wait for it to finish (or close the other sparcdesk window) and retry,"
@@ -709,6 +714,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:  # never a traceback: one line, the details in the log file
         return _failed(exc, getattr(args, "home", None))
+
+
+def _pipe_closed() -> int:
+    """The reader of stdout went away (``sparcdesk ask ... | head``): stop quietly, as Unix
+    tools killed by SIGPIPE do (exit code 141), with what is still buffered sent nowhere."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 128 + 13
 
 
 def _failed(exc: BaseException, home: str | None = None) -> int:
