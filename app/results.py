@@ -46,7 +46,7 @@ class ResultsModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return f"{display_title(a)} — {collapse(a.best.sentence)}"
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{a.path}\n{meta_line(a)}\nscore {a.best.score:.3g}"
+            return f"{a.path}\n{meta_line(a)}\nscore {a.score:.3g}"  # the document's, which orders the list
         if role == Qt.ItemDataRole.DecorationRole:
             return kind_icon(a.kind)
         if role == Qt.ItemDataRole.AccessibleTextRole:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -63,7 +64,13 @@ def test_index_ask_status_sources_remove(tmp_path: Path, capsys: pytest.CaptureF
 
     # a question both files answer; the filter keeps the plain-text one only
     assert main(["ask", "Do sea otters and barn owls sleep or hunt?", "--json", *home]) == 0
-    assert {a["kind"] for a in json.loads(capsys.readouterr().out)["answers"]} == {"text", "markdown"}
+    both = json.loads(capsys.readouterr().out)["answers"]
+    assert {a["kind"] for a in both} == {"text", "markdown"}
+    # the score printed is the document's, the one the list is ordered by
+    assert main(["ask", "Do sea otters and barn owls sleep or hunt?", *home]) == 0
+    shown = [float(s) for s in re.findall(r"\[\w+, score (-?[\d.]+)\]", capsys.readouterr().out)]
+    assert shown == [round(a["score"], 2) for a in both] and shown == sorted(shown, reverse=True)
+    assert any(round(a["best"]["score"], 2) != round(a["score"], 2) for a in both)  # not the sentence's
     assert main(["ask", "Do sea otters and barn owls sleep or hunt?", "--kind", "text", "--json", *home]) == 0
     assert {a["kind"] for a in json.loads(capsys.readouterr().out)["answers"]} == {"text"}
     assert main(["ask", "How do barn owls hunt?", "--folder", str(d / "notes"), "--json", *home]) == 0

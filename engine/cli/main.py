@@ -105,9 +105,9 @@ def print_answers(question: str, answers, style: _Style, out=None) -> None:
         print(file=out)
     for i, a in enumerate(answers, 1):
         title = a.title or Path(a.path).name
-        print(
-            f"{style.head(f'{i}. {title}')}  {style.dim(f'[{a.kind}, score {a.best.score:.2f}]')}", file=out
-        )
+        # the document's score, which orders the list (a header line shown as the answer may
+        # have matched no question word and score 0 itself)
+        print(f"{style.head(f'{i}. {title}')}  {style.dim(f'[{a.kind}, score {a.score:.2f}]')}", file=out)
         print(f"   {_passage_with_bold(a.best, style)}", file=out)
         print(f"   {style.dim('in: ' + _location(a))}", file=out)
         for o in a.others:
