@@ -207,9 +207,14 @@ the very message (Enron 95.4 → 95.8).
 
 Within a document the answer shown is the header line the question asks for ("Who sent ...?":
 From), else its best-scoring sentence, where a heading, title or short line without closing
-punctuation (`is_heading`: "Cycling trip to the Alps", "***", a speakers list's "Bob Esser,
-Senior Director and Consultant") counts `HEADING_WEIGHT` (0.5) of its score
-(`engine.search.answers._pick`). A sentence that answers comes before a heading that repeats
+punctuation (`is_heading`: "Cycling trip to the Alps", "***") counts `HEADING_WEIGHT` (0.5) of
+its score (`engine.search.answers._pick`). A person's "Name, Role" line (a speakers list's "Bob
+Esser, Senior Director and Consultant", "Gene Lockhart, president and CEO of The NewPower
+Company" under an announcement) is no heading since 2026-11-24: it says who someone is, and
+at half its score it lost "Who is the president of The NewPower Company?" to "Want to Know
+What NewPower is Offering to Texas Consumers?" (the raw Maildir sample). This page's
+first table and the shipped row below are unchanged with it (a `--no-save` run); the other rows
+below were measured before, when such lines were headings. A sentence that answers comes before a heading that repeats
 the question's words; a line that matches more than twice as well as any sentence is shown.
 Until 2026-11-24 a heading was shown only when nothing else matched (weight 0): for "Who is
 Bob Esser?" the right message came first showing "who subscribe to the CERA North American Gas

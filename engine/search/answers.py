@@ -552,7 +552,14 @@ def is_heading(text: str, lines: bool = False) -> bool:
     words = _WORD.findall(text)
     if sum(1 for w in words if any(c.isalpha() for c in w)) < 2:
         return True
+    if _NAME_ROLE.match(text):
+        return False
     return not lines and len(words) <= 12 and not _SENTENCE_END.search(text)
+
+
+#: A person's name and role ("Gene Lockhart, president and CEO of The NewPower Company", a
+#: speakers list's or a signature's line): it says who someone is, an answer, not a title.
+_NAME_ROLE = re.compile(r"\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){1,3},\s+\w+(?:[\s,&]+\w+){2,}")
 
 
 class Answers(list):
