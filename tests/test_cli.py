@@ -77,6 +77,11 @@ def test_index_ask_status_sources_remove(tmp_path: Path, capsys: pytest.CaptureF
     assert [a["title"] for a in json.loads(capsys.readouterr().out)["answers"]] == ["Owls"]
     assert main(["ask", "otters", "--to", "2001-01-01", "--json", *home]) == 0
     assert json.loads(capsys.readouterr().out)["answers"] == []
+    # no answer says why: the filters, or a question with no word (not "index some folders")
+    assert main(["ask", "otters", "--to", "2001-01-01", *home]) == 0
+    assert "loosen the filters" in capsys.readouterr().out
+    assert main(["ask", "?!", *home]) == 0
+    assert "the question has no word" in capsys.readouterr().out
 
     assert main(["status", *home]) == 0
     status = capsys.readouterr().out
@@ -94,7 +99,7 @@ def test_index_ask_status_sources_remove(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["sources", *home]) == 0 and capsys.readouterr().out == ""
     assert main(["remove", str(d), *home]) == 1
     assert main(["ask", "otters", *home]) == 0
-    assert "No answer found" in capsys.readouterr().out
+    assert "Index some folders first" in capsys.readouterr().out
 
 
 def test_errors_and_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -87,7 +87,11 @@ def _passage_with_bold(hit, style: _Style, width: int = 600) -> str:
     return " ".join(x for x in (before, style.bold(sent), after) if x)
 
 
-def print_answers(question: str, answers, style: _Style, out=None) -> None:
+NOTHING_INDEXED = "No answer found. Index some folders first: sparcdesk index PATH"
+
+
+def print_answers(question: str, answers, style: _Style, out=None, none_found: str = NOTHING_INDEXED) -> None:
+    """The answers as the terminal shows them; ``none_found`` is the line when there are none."""
     from engine.search.query import relaxed_notice
 
     out = out or sys.stdout
@@ -96,7 +100,7 @@ def print_answers(question: str, answers, style: _Style, out=None) -> None:
         print(style.head(relaxed), file=out)
     if not answers:
         if not relaxed:
-            print("No answer found. Index some folders first: sparcdesk index PATH", file=out)
+            print(none_found, file=out)
         return
     if relaxed:
         print(file=out)
@@ -240,11 +244,24 @@ def cmd_ask(args) -> int:
         if args.json:
             print(answers_json(args.question, answers))
         else:
-            print_answers(args.question, answers, _Style(_use_color(sys.stdout)))
+            none_found = "" if answers else _none_found(engine, args.question, filters)
+            print_answers(args.question, answers, _Style(_use_color(sys.stdout)), none_found=none_found)
             print(_Style(_use_color(sys.stdout)).dim(f"({len(answers)} documents in {ms:.0f} ms)"))
         return 0
     finally:
         engine.close()
+
+
+def _none_found(engine, question: str, filters) -> str:
+    """Why a question got no document at all, as the window says it: no word to search for,
+    filters that leave nothing, or an index with nothing in it yet."""
+    if not any(c.isalnum() for c in question):
+        return "No answer found: the question has no word to search for."
+    if filters is not None:
+        return "No answer found with these filters. Try other words, or loosen the filters."
+    if not engine.status().get("sentences"):
+        return NOTHING_INDEXED
+    return "No answer found. Try other words."
 
 
 def cmd_status(args) -> int:
