@@ -254,7 +254,8 @@ engine (`engine.search.answers.ask`) answers when two signals both reach their t
   sentence holding all of its words.
 - **coverage** (`ANSWER_COVERAGE`): the IDF-weighted share of the question's content words
   (stopwords and question-frame words such as "e-mail", "address", "find" left out) that the
-  first document holds: is the document about what the question names?
+  first document holds: is the document about what the question names? A question that names
+  nothing ("What is it?") has no such word and is not answered.
 
 The trade-off on this run's calibration sets (BIPIA's `unknown` questions; SQuAD questions of
 the held-out articles) against their answerable questions, % answerable answered / %

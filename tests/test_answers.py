@@ -99,6 +99,8 @@ def mail_engine(tmp_path_factory: pytest.TempPathFactory):
         "The webcast is open to clients who subscribe to the advisory service.\n",
         day=5,
     )
+    # A note that holds a question naming nothing, word for word.
+    (docs / "puzzle.txt").write_text("What is it?\n\nNobody at the meeting could say.\n", encoding="utf-8")
     home = root / "home"
     engine = Engine(home=home, threads=1)
     engine.add_source(mail)
@@ -204,6 +206,13 @@ def test_a_name_and_role_line_answers_who_someone_is(mail_engine: Engine) -> Non
 def test_nonsense_is_not_answered_but_closest_matches_stay(mail_engine: Engine) -> None:
     answers = mail_engine.ask("xyzzyq")
     assert not answers.answered
+    # A question that names nothing is not answered, even by a line that repeats it and
+    # with no match threshold at all: no document can hold what it is about.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search, "ANSWER_MATCH", 0.0)
+        vague = mail_engine.ask("What is it?")
+        assert Path(vague[0].path).name == "puzzle.txt" and not vague.answered
+        assert mail_engine.ask("When does the glacier survey start?").answered
     real = mail_engine.ask("When does the glacier survey start?")
     assert real.answered and Path(real[0].path).name == "survey.eml"
 

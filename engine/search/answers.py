@@ -833,8 +833,10 @@ def ask(
         )
     if answers:
         answers.coverage, n_terms = index.coverage(content_words(question), answers[0].doc_key)
-        if n_terms == 0:  # the document index has no terms for it: the question is only stopwords
-            answers.coverage = 1.0 if answers[0].best.score > 0 else 0.0
+        if n_terms == 0 and index.num_documents == 0:  # no document index (an older generation):
+            answers.coverage = 1.0  # the match alone decides
+        # otherwise no term means a question that names nothing ("What is it?", "Who sent the
+        # e-mail?"): coverage 0, not answered, the closest matches still shown
         if use_idf is not True:  # the ranking's SPARC scores were not (only) IDF-weighted: the match is
             best = index.search(qids, 1, idf=True, filters=f) if qids else []
             sparc_top = best[0].score if best else None
