@@ -238,10 +238,13 @@ class PreviewPane(QWidget):
         f = a.fields or {}
         muted = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
         rows: list[tuple[str, str]] = []
+        answer_row = ""
         if a.kind == "email":
             for label, key in (("From", "from"), ("To", "to"), ("Cc", "cc")):
                 if f.get(key):
                     rows.append((label, short_people(f[key], 6)))
+            # the answer is this header line ("Who sent ...?", an address): marked as a hit is
+            answer_row = {"from": "From", "to": "To", "cc": "Cc"}.get(getattr(a.best, "field", "") or "", "")
             rows.append(("Date", format_date(f.get("date") or a.date, with_time=True)))
             if f.get("mailbox"):
                 rows.append(("Mailbox", f["mailbox"]))
@@ -250,8 +253,10 @@ class PreviewPane(QWidget):
             if a.date:
                 rows.append(("Modified", format_date(a.date, with_time=True)))
         rows.append(("File" if a.kind != "email" else "Stored in", _breakable(a.path)))
+        mark = f'<span style="background:{BEST_COLOR.name()}; color:#000000; font-weight:bold">{{}}</span>'
         cells = "".join(
-            f'<tr><td style="color:{muted}; padding-right:8px">{html.escape(k)}</td><td>{html.escape(v)}</td></tr>'
+            f'<tr><td style="color:{muted}; padding-right:8px">{html.escape(k)}</td>'
+            f"<td>{mark.format(html.escape(v)) if k == answer_row else html.escape(v)}</td></tr>"
             for k, v in rows
             if v
         )
@@ -281,7 +286,10 @@ class PreviewPane(QWidget):
             for a, b, best, score in spans
             if lo <= a and b <= hi
         ]
-        self.current = next((i for i, h in enumerate(self.hits) if h.best), 0 if self.hits else -1)
+        # A header line that answers (marked in the header) is not in the text: no hit of the
+        # text is looked at first, or one of them would read as the answer.
+        in_header = bool(getattr(self.answer.best, "field", "")) and not any(sp[2] for sp in spans)
+        self.current = next((i for i, h in enumerate(self.hits) if h.best), 0 if self.hits and not in_header else -1)
         keep, self._keep_place = self._keep_place, None
         if keep is None:
             self._show_current()
@@ -321,7 +329,7 @@ class PreviewPane(QWidget):
 
     def previous_hit(self) -> None:
         if self.hits:
-            self.current = (self.current - 1) % len(self.hits)
+            self.current = (self.current - 1) % len(self.hits) if self.current >= 0 else len(self.hits) - 1
             self._show_current()
 
     def highlighted_text(self) -> str:
@@ -364,10 +372,14 @@ class PreviewPane(QWidget):
         has = self.answer is not None
         self.open_btn.setEnabled(has)
         self.reveal_btn.setEnabled(has)
-        many = len(self.hits) > 1
+        many = len(self.hits) > 1 or (bool(self.hits) and self.current < 0)
         self.prev_btn.setEnabled(many)
         self.next_btn.setEnabled(many)
-        label = f"Hit {self.current + 1} of {len(self.hits)}" if self.hits and self.current >= 0 else ""
+        n = len(self.hits)
+        if self.hits and self.current >= 0:
+            label = f"Hit {self.current + 1} of {n}"
+        else:  # the answer is a header line: the text's hits are still there to go through
+            label = f"{n} more hit{'s' if n != 1 else ''} in the text" if self.hits else ""
         if self.partial is not None:
             lo, hi, total = self.partial
             label += f"{' · ' if label else ''}showing characters {lo:,}–{hi:,} of {total:,}"

@@ -205,6 +205,23 @@ def test_email_answer_shows_sender_recipients_subject_and_date(qtbot, open_windo
     assert "Date" in meta and window.preview.title.text() == first.fields["subject"]
 
 
+def test_a_header_line_answer_is_marked_in_the_header_not_in_the_text(qtbot, open_window, sample_home):
+    """"Who sent ...?" is answered by the From line: the preview marks that row, and no hit
+    of the text is looked at first (the first one read as the answer)."""
+    window = open_window(sample_home.home)
+    first = type_question(qtbot, window, "Who sent the e-mail about the XMS expense system?").answers[0]
+    assert first.best.field == "from" and first.fields["from"] == "enron.announcements@enron.com"
+    wait_preview(qtbot, window)
+    preview = window.preview
+    marked = re.search(r"<span style=\"background:#ffd54f[^>]*>([^<]*)</span>", preview.meta.text())
+    assert marked and marked.group(1) == "enron.announcements@enron.com"
+    assert preview.current == -1 and preview.highlighted_text() == ""
+    n = len(preview.hits)
+    assert preview.hit_label.text() == f"{n} more hit{'s' if n != 1 else ''} in the text"
+    preview.next_hit()  # the text's hits are still there to go through
+    assert preview.current == 0 and preview.highlighted_text()
+
+
 def test_search_runs_off_the_gui_thread(qtbot, open_window, sample_home):
     window = open_window(sample_home.home)
     engine = window.backend.engine
