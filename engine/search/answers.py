@@ -636,8 +636,8 @@ def _address_words(meta: dict[str, Any], names: frozenset[str]) -> int:
 
 
 #: A heading or word-less line competes for the answer with this share of its score: a
-#: sentence that answers comes first unless the line matches far better ("Bob Esser, Senior
-#: Director" for "Who is Bob Esser?" against a sentence that shares only "who").
+#: sentence that answers comes first unless the line matches far better (a title naming
+#: exactly what is asked, against sentences that share only a word of it).
 HEADING_WEIGHT = 0.5
 
 
