@@ -157,7 +157,7 @@ splits CISI's and TIME's questions into two seeded halves (seed 12), picks the s
 the best MRR@10 summed over CISI and TIME on one half (among those costing e-mail, Enron and
 SQuAD at most 1 point of MRR@10 against the setting before, weight 2 and decay 0) and reports
 the other half (`bench/results/doc_ranking-20261124-161454.json`, over the questions of
-`product-20261124-161454`, this page's run; MRR@10 / hit@1 Δ over BM25 per half, hit@1 Δ per set):
+`product-20261124-161454`, whose figures this page's run repeats; MRR@10 / hit@1 Δ over BM25 per half, hit@1 Δ per set):
 
 | setting | CISI half A | CISI half B | TIME half A | TIME half B | e-mail | Enron | SQuAD | CISI | TIME |
 |---|---|---|---|---|---|---|---|---|---|
