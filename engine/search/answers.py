@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from email.utils import parseaddr
 from pathlib import Path
@@ -795,18 +795,13 @@ def ask(
             continue
         if field and not any(m.get("field") == field for _, m in groups[key]):
             # the asked-for header line did not match any question word: fetch it
-            lines = index.get(index.document_sentence_ids(key))
-            groups[key] += [(0.0, m) for m in lines.values() if m.get("field") == field]
+            groups[key] += _unranked_lines(index, key, groups[key], lambda m: m.get("field") == field)
         elif names and not any(_address_words(m, names) for _, m in groups[key]):
             # an address question whose person is named in a header line that did not rank
             # among the message's matches (a name every message holds weighs nothing): fetch it
-            lines = index.get(index.document_sentence_ids(key))
-            have = {m["sentence_id"] for _, m in groups[key]}
-            groups[key] += [
-                (0.0, m)
-                for m in lines.values()
-                if m.get("field") and m["sentence_id"] not in have and _address_words(m, names)
-            ]
+            groups[key] += _unranked_lines(
+                index, key, groups[key], lambda m: bool(m.get("field")) and _address_words(m, names) > 0
+            )
         items = _pick(groups[key], field, names)
         score, meta = items[0]
         fields = document_fields(meta, catalog)
@@ -844,6 +839,16 @@ def ask(
         answers.match = sparc_top / ceiling if sparc_top is not None and ceiling > 0 else 0.0
         answers.answered = answers.coverage >= ANSWER_COVERAGE and answers.match >= answer_match(query)
     return answers
+
+
+def _unranked_lines(
+    index: SentenceIndex, key: str, items: list[tuple[float, dict[str, Any]]], wanted: Callable[[dict[str, Any]], bool]
+) -> list[tuple[float, dict[str, Any]]]:
+    """The lines of document ``key`` that ``wanted(meta)`` picks and ``items`` (its ranked
+    matches) lack, scored 0: a header line that answers without sharing a question word."""
+    have = {m["sentence_id"] for _, m in items}
+    lines = index.get(index.document_sentence_ids(key))
+    return [(0.0, m) for m in lines.values() if m["sentence_id"] not in have and wanted(m)]
 
 
 def answer_match(query: QueryEncoder) -> float:
