@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import os
 import re
+from collections.abc import Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
 
@@ -135,12 +136,20 @@ def display_title(answer) -> str:
     return answer.title or Path(answer.path).name or answer.doc_key
 
 
-def short_people(value: str, limit: int = 3) -> str:
-    """``a, b, c, d, e`` -> ``a, b, c +2``."""
+def short_people(value: str, limit: int = 3, keep: Iterable[str] = ()) -> str:
+    """``a, b, c, d, e`` -> ``a, b, c +2``.
+
+    A person holding one of the words ``keep`` (the question's words that a header line
+    answering it matched) is shown also when the list runs past ``limit``: an address
+    question's answer may be the 20th recipient. The others shown are the first ones, in
+    the list's order."""
     people = [p.strip() for p in value.split(",") if p.strip()]
     if len(people) <= limit:
         return ", ".join(people)
-    return ", ".join(people[:limit]) + f" +{len(people) - limit}"
+    words = {w.lower() for w in keep if w.strip()}
+    wanted = [i for i, p in enumerate(people) if words and any(w in p.lower() for w in words)][:limit]
+    shown = sorted(wanted + [i for i in range(len(people)) if i not in wanted][: limit - len(wanted)])
+    return ", ".join(people[i] for i in shown) + f" +{len(people) - limit}"
 
 
 def snippet_window(passage: str, start: int, end: int, context: int = 240) -> tuple[int, int]:

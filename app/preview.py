@@ -240,11 +240,14 @@ class PreviewPane(QWidget):
         rows: list[tuple[str, str]] = []
         answer_row = ""
         if a.kind == "email":
+            # the answer is this header line ("Who sent ...?", an address): marked as a hit is,
+            # and the people in it that the question named are shown however long the list
+            answer_key = getattr(a.best, "field", "") or ""
+            answer_row = {"from": "From", "to": "To", "cc": "Cc"}.get(answer_key, "")
+            named = [a.best.passage[s:e] for s, e in a.best.highlights] if answer_row else []
             for label, key in (("From", "from"), ("To", "to"), ("Cc", "cc")):
                 if f.get(key):
-                    rows.append((label, short_people(f[key], 6)))
-            # the answer is this header line ("Who sent ...?", an address): marked as a hit is
-            answer_row = {"from": "From", "to": "To", "cc": "Cc"}.get(getattr(a.best, "field", "") or "", "")
+                    rows.append((label, short_people(f[key], 6, named if key == answer_key else ())))
             rows.append(("Date", format_date(f.get("date") or a.date, with_time=True)))
             if f.get("mailbox"):
                 rows.append(("Mailbox", f["mailbox"]))

@@ -222,6 +222,40 @@ def test_a_header_line_answer_is_marked_in_the_header_not_in_the_text(qtbot, ope
     assert preview.current == 0 and preview.highlighted_text()
 
 
+def test_an_answering_recipient_far_down_a_long_to_list_is_shown_in_the_header(qtbot, open_window, tmp_path):
+    """The preview's To row shows six people; when the question's answer is the ninth, the
+    row shows that person (marked) among them rather than hiding them behind "+N"."""
+    from email.message import EmailMessage
+
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    people = [f"{first} {last} <{first.lower()}.{last.lower()}@example.org>" for first, last in (
+        ("Ann", "Lee"), ("Bo", "Chen"), ("Cara", "Diaz"), ("Dev", "Patel"), ("Eli", "Moss"),
+        ("Fay", "Ng"), ("Gus", "Olsen"), ("Hal", "Ruiz"), ("Priya", "Raman"), ("Ivo", "Kral"),
+    )]  # fmt: skip
+    msg = EmailMessage()
+    msg["From"] = "Facilities <facilities@example.org>"
+    msg["To"] = ", ".join(people)
+    msg["Subject"] = "Office move"
+    msg["Date"] = "Tue, 01 May 2001 09:30:00 +0000"
+    msg["Message-ID"] = "<move@example.org>"
+    msg.set_content("The third floor moves to the new building on Monday.\n")
+    (mail / "move.eml").write_bytes(bytes(msg))
+    with Engine(home=tmp_path / "home", threads=1) as engine:
+        engine.add_source(mail)
+        engine.index()
+    window = open_window(tmp_path / "home")
+    first = type_question(qtbot, window, "What is the email address of Priya Raman?").answers[0]
+    assert first.best.field == "to"
+    qtbot.waitUntil(lambda: window.preview.doc_key == first.doc_key, timeout=WAIT_MS)
+    meta = window.preview.meta.text()
+    marked = re.search(r"<span style=\"background:#ffd54f[^>]*>([^<]*)</span>", meta)
+    assert marked, meta
+    row = html.unescape(marked.group(1))
+    assert "priya.raman@example.org" in row and row.endswith(" +4"), row
+    assert row.startswith("ann.lee@example.org, bo.chen@example.org"), row  # the others: the first
+
+
 def test_search_runs_off_the_gui_thread(qtbot, open_window, sample_home):
     window = open_window(sample_home.home)
     engine = window.backend.engine

@@ -64,6 +64,9 @@ def test_snippet_cuts_long_context_at_spaces_and_bolds_the_sentence():
 
 def test_people_and_durations_are_short():
     assert short_people("a@x, b@x, c@x, d@x, e@x", 3) == "a@x, b@x, c@x +2"
+    # a person the question named stays in view, in the list's order, whatever their place
+    assert short_people("a@x, b@x, c@x, Dana <d@x>, e@x", 3, ["dana"]) == "a@x, b@x, Dana <d@x> +2"
+    assert short_people("a@x, b@x, c@x, Dana <d@x>, e@x", 3, ["Zed"]) == "a@x, b@x, c@x +2"
     assert (
         format_duration(42) == "42 s"
         and format_duration(125) == "2 min 05 s"
