@@ -61,14 +61,15 @@ def components(home: Path, folder: Path, rows: Sequence[dict]) -> list[dict]:
             docs: dict[str, float] = {}
             if not box.nothing:
                 f, question = box.index_filters, box.text
+                ranking = search.ranking_text(question)
                 ranked = search.rank_sentences(
-                    reader, qe.question_ids(question), question, idf=True, hybrid=True, filters=f
+                    reader, qe.question_ids(ranking), ranking, idf=True, hybrid=True, filters=f
                 )
                 metas = reader.get(sid for sid, _ in ranked)
                 for sid, score in ranked:
                     if sid in metas:
                         groups.setdefault(metas[sid]["doc_key"], []).append((score, {}))
-                docs = dict(reader.bm25_documents(search.without_stopwords(question), search.DOC_DEPTH, filters=f))
+                docs = dict(reader.bm25_documents(search.document_query(question), search.DOC_DEPTH, filters=f))
             for key in groups.keys() | docs.keys():
                 if key not in paths:
                     doc = eng._cat().get_document(key)

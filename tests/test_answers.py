@@ -338,6 +338,55 @@ def test_who_sent_is_answered_by_the_from_line(mail_engine: Engine) -> None:
     assert top.best.field == "from" and "r.okafor@northwind-energy.com" in top.best.sentence
 
 
+def test_a_question_about_an_email_is_ranked_by_what_it_asks_not_by_sent_and_email(tmp_path: Path) -> None:
+    """In "Who sent the e-mail about the audit plan?" the words "sent" and "e-mail" describe
+    the message, not what it says: the message about the audit plan comes first, not the one
+    saying "I sent you an e-mail about the audit", and the decision to answer does not
+    count on a sentence saying them."""
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    write_eml(
+        mail / "plan.eml", "Marek Nowak <marek.nowak@example.org>", "Audit Team <audit@example.org>", "Audit plan",
+        "The audit plan for May is attached.\n\nFieldwork starts in the second week.\n", day=2,
+    )  # fmt: skip
+    write_eml(
+        mail / "resend.eml", "Lisa Berg <lisa.berg@example.org>", "Marek Nowak <marek.nowak@example.org>", "Re: files",
+        "I sent you an e-mail about the audit yesterday; did the e-mail arrive?\n\n"
+        "Please send the plan again, the mail server lost it.\n", day=3,
+    )  # fmt: skip
+    write_eml(
+        mail / "migration.eml", "Soo-jin Kim <soojin.kim@example.kr>", "Ops <ops@example.org>", "Re: server migration",
+        "The database migration finished at 03:40 without errors.\n", day=4,
+    )  # fmt: skip
+    write_eml(
+        mail / "invoice.eml", "Billing <billing@cloudco.example>", "Jo Park <jo.park@example.org>", "Your invoice",
+        "Your March invoice total is $1,284.50.\n\nThe payment is due on 2 April 2025.\n", day=5,
+    )  # fmt: skip
+    with Engine(home=tmp_path / "home", threads=1) as engine:
+        engine.add_source(mail)
+        engine.index()
+        for question, name, sender in (
+            ("Who sent the e-mail about the audit plan?", "plan.eml", "marek.nowak@example.org"),
+            ("Who sent the e-mail about the server migration?", "migration.eml", "soojin.kim@example.kr"),
+        ):
+            answers = engine.ask(question)
+            top = answers[0]
+            assert Path(top.path).name == name, (question, [Path(a.path).name for a in answers])
+            assert top.best.field == "from" and sender in top.best.sentence
+            assert answers.answered, (question, answers.match, answers.coverage)
+        assert not engine.ask("Who sent the e-mail about the budget for Paris?").answered
+
+
+def test_frame_words_are_left_out_where_they_describe_the_message() -> None:
+    # the whole-document BM25 reads a question's content words (or its words, when none)
+    assert search.document_query("Who sent the e-mail about the glacier survey?") == "glacier survey"
+    assert search.document_query("Who sent the e-mail?") == "sent e mail"
+    # the sentence ranking drops them for a question about an e-mail only
+    assert "sent" not in search.ranking_text("Who sent the email about the audit?")
+    for question in ("How are Air force messages delivered?", "What year did the Normans arrive?"):
+        assert search.ranking_text(question) == question
+
+
 def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_path, monkeypatch) -> None:
     """Two files whose best sentence is the same: the one whose next sentence also says what
     is asked comes first by its sentence evidence alone (``DOC_DECAY``); by its best

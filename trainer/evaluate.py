@@ -523,8 +523,9 @@ class IndexRetriever:
 
     def ranked(self, question: str, k: int = TOP_K) -> list[tuple[int, float]]:
         """``(sentence index, score)`` as the app ranks sentences (hybrid: at most 2 x depth)."""
-        from engine.search.answers import rank_sentences
+        from engine.search.answers import rank_sentences, ranking_text
 
+        question = ranking_text(question)  # as ask reads it
         qids = self.encoder.question_ids(question)
         return rank_sentences(
             self.pool_index.index,

@@ -498,7 +498,7 @@ DOC_SENTENCES = 3
 DOC_DECAY = 0.25
 #: The no-answer decision (calibrated in docs/product.md on answerable and unanswerable
 #: questions): a question is answered when the best sentence's SPARC score (question tokens
-#: weighted by IDF) reaches ``ANSWER_MATCH`` of the highest score its ``ANSWER_TOKENS``
+#: weighted by IDF, its ``QUESTION_FRAME`` words left out) reaches ``ANSWER_MATCH`` of the highest score its ``ANSWER_TOKENS``
 #: weightiest tokens could get,
 #: and the first document holds at least ``ANSWER_COVERAGE`` of the question's content
 #: words (IDF-weighted). The first says a sentence means what the question asks (SPARC's
@@ -525,6 +525,7 @@ _SENTENCE_END = re.compile(r"[.!?;:…)\]\"'»”’]\s*$")
 
 
 _NOT_CONTENT = STOPWORDS | QUESTION_FRAME
+_FRAME_WORD = re.compile(r"\b(?:" + "|".join(sorted(QUESTION_FRAME, key=len, reverse=True)) + r")\b", re.I)
 
 
 def _words_outside(text: str, words: frozenset[str]) -> str:
@@ -532,9 +533,37 @@ def _words_outside(text: str, words: frozenset[str]) -> str:
 
 
 def without_stopwords(text: str) -> str:
-    """The question as the whole-document BM25 reads it (stopwords out); public, as are
-    ``restrict`` and ``rank_documents``, because bench.doc_ranking replays ``ask``'s steps."""
     return _words_outside(text, STOPWORDS)
+
+
+def document_query(question: str) -> str:
+    """The question as the whole-document BM25 reads it: its content words (stopwords and
+    ``QUESTION_FRAME`` out), or its words less stopwords when it has none. "Who sent the
+    e-mail about the glacier survey?" would otherwise rank a message higher for saying
+    "e-mail" or "sent" (every message was sent). Public, as are ``restrict`` and
+    ``rank_documents``, because bench.doc_ranking replays ``ask``'s steps."""
+    return content_words(question) or without_stopwords(question)
+
+
+def without_frame(question: str) -> str:
+    """The question with its ``QUESTION_FRAME`` words blanked out, the rest (stopwords,
+    punctuation, "$") as typed: what the no-answer decision's match scores."""
+    return _FRAME_WORD.sub(" ", question)
+
+
+_ABOUT_MAIL = re.compile(r"\be-?mails?\b", re.I)
+
+
+def ranking_text(question: str) -> str:
+    """The question as the sentence ranking reads it. One about an e-mail ("Who sent the
+    e-mail about the audit plan?", "What is the email address of ...?") without its
+    ``QUESTION_FRAME`` words: they describe the message, not what it says, and would rank
+    "I sent you an e-mail about the audit yesterday" above the message asked about. Any
+    other question as typed: there such words often carry meaning ("What year ...?", "How
+    are messages delivered?")."""
+    if _ABOUT_MAIL.search(question) and content_words(question):
+        return without_frame(question)
+    return question
 
 
 def content_words(question: str) -> str:
@@ -732,15 +761,16 @@ def ask(
     if box.nothing:
         return Answers(relaxed=box.relaxed)
     question, filters, f, relaxed = box.text, box.filters, box.index_filters, box.relaxed
-    qids = query.question_ids(question)
-    terms = question_terms(question)
+    ranking = ranking_text(question)
+    qids = query.question_ids(ranking)
+    terms = question_terms(ranking)
     use_idf = term_weights(index, qids, idf, query.table)
     doc_scores: dict[str, float] = {}
-    ranked, sparc_top = _rank_sentences(index, qids, question, use_idf, hybrid, fusion, f, RANK_DEPTH)
+    ranked, sparc_top = _rank_sentences(index, qids, ranking, use_idf, hybrid, fusion, f, RANK_DEPTH)
     if hybrid:
-        # Question words only (the stopword list is longer than the index analyzer's): a
+        # Content words only (the stopword list is longer than the index analyzer's): a
         # long question's "how", "would", "about" would otherwise rank whole documents.
-        doc_scores = dict(index.bm25_documents(without_stopwords(question), DOC_DEPTH, filters=f))
+        doc_scores = dict(index.bm25_documents(document_query(question), DOC_DEPTH, filters=f))
     if not ranked and not doc_scores:
         return Answers(relaxed=relaxed)
 
@@ -832,10 +862,14 @@ def ask(
             answers.coverage = 1.0  # the match alone decides
         # otherwise no term means a question that names nothing ("What is it?", "Who sent the
         # e-mail?"): coverage 0, not answered, the closest matches still shown
-        if use_idf is not True:  # the ranking's SPARC scores were not (only) IDF-weighted: the match is
-            best = index.search(qids, 1, idf=True, filters=f) if qids else []
+        # The match is measured without the question's frame words, as the coverage is: no
+        # sentence need say "e-mail" or "sent" to answer "Who sent the e-mail about ...?",
+        # yet with them the highest score it could reach counted their weight.
+        mqids = (query.question_ids(without_frame(question)) or qids) if qids else qids
+        if use_idf is not True or mqids != qids:  # the ranking's scores are not those the match needs
+            best = index.search(mqids, 1, idf=True, filters=f) if mqids else []
             sparc_top = best[0].score if best else None
-        ceiling = index.max_score(qids, idf=True, tokens=ANSWER_TOKENS) if qids else 0.0
+        ceiling = index.max_score(mqids, idf=True, tokens=ANSWER_TOKENS) if mqids else 0.0
         answers.match = sparc_top / ceiling if sparc_top is not None and ceiling > 0 else 0.0
         answers.answered = answers.coverage >= ANSWER_COVERAGE and answers.match >= answer_match(query)
     return answers
