@@ -149,6 +149,18 @@ analysed as the baseline is (lowercase, English stopwords, Snowball English stem
 one that says it once as well, and a document the question's words fill beats one that holds
 them in a single sentence, while one sentence that answers still outweighs several weak ones.
 
+The whole-document BM25 reads the question's content words (`document_query`: stopwords and
+the question-frame words of `QUESTION_FRAME` — "sent", "e-mail", "address", "find" … — left
+out, as the no-answer coverage does), and a question about an e-mail ("Who sent the e-mail
+about …?", "What is the email address of …?") ranks sentences without its frame words too
+(`ranking_text`): they describe the message, not what it says, and ranked a message saying "I
+sent you an e-mail about the audit" above the one about the audit plan. Other questions rank
+sentences as typed, where such words often carry meaning ("What year …?"; leaving them out of
+every question cost SQuAD 0.6 points of answer@1, "How are Air force messages delivered"
+among them). Against the run before (`product-20261124-204045`, same homes and model): Enron
+hit@1 95.8 → 97.3 (sender questions 94.0 → 99.0, address questions 97.3 → 96.7), CISI MRR@10
+65.0 → 65.2, e-mail MRR@10 72.0 → 72.2; SQuAD, CISI and TIME hit@1 unchanged.
+
 One CISI question is 1.3 points of hit@1 and one TIME question 1.2, so a setting picked on
 all of their questions fits their noise. `python -m bench.doc_ranking
 bench/results/product-<stamp>.questions.jsonl` re-ranks a run's questions under a grid
@@ -156,19 +168,23 @@ bench/results/product-<stamp>.questions.jsonl` re-ranks a run's questions under 
 splits CISI's and TIME's questions into two seeded halves (seed 12), picks the setting with
 the best MRR@10 summed over CISI and TIME on one half (among those costing e-mail, Enron and
 SQuAD at most 1 point of MRR@10 against the setting before, weight 2 and decay 0) and reports
-the other half (`bench/results/doc_ranking-20261124-161454.json`, over the questions of
-`product-20261124-161454`, whose figures this page's run repeats; MRR@10 / hit@1 Δ over BM25 per half, hit@1 Δ per set):
+the other half (`bench/results/doc_ranking-20261124-212352.json`, over the questions of
+`product-20261124-212352`, whose figures this page's run repeats; MRR@10 / hit@1 Δ over BM25 per half, hit@1 Δ per set):
 
 | setting | CISI half A | CISI half B | TIME half A | TIME half B | e-mail | Enron | SQuAD | CISI | TIME |
 |---|---|---|---|---|---|---|---|---|---|
-| weight 2, decay 0 (before) | 67.4 / −2.6 | 62.0 / +10.5 | 76.8 / +4.9 | 80.1 / +0.0 | +33.3 | +11.2 | +7.8 | +3.9 | +2.4 |
-| weight 3, decay 0 (picked on half A) | 69.1 / +0.0 | 61.0 / +7.9 | 76.0 / +2.4 | 81.8 / +2.4 | +33.3 | +11.2 | +8.1 | +3.9 | +2.4 |
-| **weight 3, decay 0.25** (picked on half B, shipped) | 66.4 / −2.6 | 63.6 / +13.2 | 77.2 / +4.9 | 83.0 / +4.8 | +39.4 | +10.0 | +8.3 | +5.3 | +4.8 |
+| weight 2, decay 0 (before) | 66.1 / −5.3 | 62.6 / +10.5 | 76.8 / +4.9 | 80.1 / +0.0 | +33.3 | +13.5 | +7.8 | +2.6 | +2.4 |
+| weight 3, decay 0 (picked on half A) | 68.0 / −2.6 | 61.6 / +7.9 | 77.3 / +4.9 | 81.8 / +2.4 | +33.3 | +13.5 | +8.1 | +2.6 | +3.6 |
+| **weight 3, decay 0.25** (picked on half B, shipped) | 66.4 / −2.6 | 64.0 / +13.2 | 77.2 / +4.9 | 83.0 / +4.8 | +39.4 | +11.5 | +8.3 | +5.3 | +4.8 |
 
 Half B picks the shipped setting, and on held-out half A it beats the setting before on TIME
-(77.2 against 76.8) and loses 1.0 on CISI (66.4 against 67.4); half A picks weight 3 without the
+(77.2 against 76.8) and on CISI (66.4 against 66.1); half A picks weight 3 without the
 decay, which on held-out half B is 1.0 below the setting before on CISI and 1.7 above on TIME,
-and 2.6 and 1.2 below the shipped setting there. (The run before the phrase change below,
+and 2.4 and 1.2 below the shipped setting there. The shipped decay costs Enron 1.0 point of
+MRR@10 against the setting before (98.4 against 99.4, the guard's limit; hit@1 +11.5 against
++13.5): a message that names a person in two or three sentences can beat the one whose header
+holds them. (The run before the frame-word change above, `doc_ranking-20261124-161454.json`,
+chose the same settings on both halves. The run before the phrase change below,
 `doc_ranking-20261124-125829.json`, chose the same settings; its CISI figures are 1.3–2.6
 lower where the two pasted abstracts below found nothing.) Until 2026-11-24 both halves picked the
 shipped setting: that run's CISI home had been indexed over several sessions, and a fresh
@@ -251,7 +267,10 @@ engine (`engine.search.answers.ask`) answers when two signals both reach their t
   IDF, over the highest score the question's `ANSWER_TOKENS` (8) weightiest tokens could reach
   at the top quantisation level: does some sentence mean what the question asks (SPARC's
   expansions count)? The cap keeps a long description (CISI, TIME) from being held to one
-  sentence holding all of its words.
+  sentence holding all of its words. The question's frame words are left out of both
+  (`without_frame`), as the coverage leaves them out: no sentence need say "e-mail" or "sent"
+  to answer "Who sent the e-mail about the server migration?", which with them in the ceiling
+  was not answered over a four-message mailbox holding that message (match 0.327 → 0.571).
 - **coverage** (`ANSWER_COVERAGE`): the IDF-weighted share of the question's content words
   (stopwords and question-frame words such as "e-mail", "address", "find" left out) that the
   first document holds: is the document about what the question names? A question that names
@@ -267,7 +286,12 @@ The thresholds are the bundle's: `answer_match` in its config.json when it sets 
 whose vectors keep fewer tokens reaches a smaller share of a question's ceiling), else the
 engine's `ANSWER_MATCH`; with `--bundle` the command prints the highest match threshold that
 keeps 90% of these sets' answerable questions answered, the value a new bundle carries
-(`sparcdesk-train export --answer-match`; docs/training.md: 0.18 for the sentence FLOPS model). The issue's target is ≥ 90 / ≥ 70 on the calibration sets. The shipped setting meets it on
+(`sparcdesk-train export --answer-match`; docs/training.md: 0.18 for the sentence FLOPS model).
+Leaving the frame words out of the match (above) moved these figures at the same threshold
+(run `product-20261124-204045` against this one): BIPIA 54.5 / 36.4 → 84.8 / 22.7 (every BIPIA
+question says "Find", so its answerable and unanswerable questions rise together), SQuAD 94.8 /
+75.3 → 94.8 / 74.0, pooled 93.5 / 72.7 → 94.5 / 70.5, Enron's questions answered 95.4 → 97.3.
+The threshold was not re-chosen on these sets. The issue's target is ≥ 90 / ≥ 70 on the calibration sets. The shipped setting meets it on
 SQuAD's held-out articles and on both sets pooled, not on BIPIA alone, and no setting of these
 two signals does. With each question text asked once (above), what is left of BIPIA's
 unanswerable set mostly asks a payment the wrong way round (18 of the 22, read by hand): "Find the $ value paid by Webflow?" over a Webflow
@@ -298,10 +322,11 @@ not carry; a rule for payment phrasing would fit this one data set, not a user's
   the question's length won on one half and lost on the other. The document index already
   analyses text as the baseline does (English stopwords, Snowball stemmer), so stemming has
   nothing left to add.
-- Enron: +10.0, 1.2 points below the previous document setting: 3 of 260 questions now have a message
-  that matches in several sentences above the gold one (a forward naming Kay Mann and quoting
-  her address in its body; a Cc line giving Janet Butler an Exchange address; an Amazon
-  advertisement for "Who sent the e-mail about AW: Now, what??").
+- Enron: +11.5; 7 of 260 questions miss the gold message, most ranking it second behind one
+  that names the person in its body or in another form (Kay Mann "out today", a To line
+  listing "Gadd, Eric" without his address, an Exchange address for Janet Butler, a spam
+  offering "Make BIG Money"); with the shipped decay Enron's hit@1 margin is +11.5 against
+  +13.5 for the setting before it (the replay above).
 - The no-answer decision on BIPIA (above).
 - "Who is X?" (10 questions) is small: its answer@1 rose from 20 to 90 with the heading weight
   above, a setting chosen on these same questions.
