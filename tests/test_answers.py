@@ -374,6 +374,12 @@ def test_a_question_about_an_email_is_ranked_by_what_it_asks_not_by_sent_and_ema
             assert Path(top.path).name == name, (question, [Path(a.path).name for a in answers])
             assert top.best.field == "from" and sender in top.best.sentence
             assert answers.answered, (question, answers.match, answers.coverage)
+        # "received" describes the header as "sent" does: the To line answers, with no
+        # sentence saying "received"
+        for question, name in (("Who received the invoice?", "invoice.eml"), ("Who received the audit plan?", "plan.eml")):
+            answers = engine.ask(question)
+            assert Path(answers[0].path).name == name and answers[0].best.field == "to"
+            assert answers.answered, (question, answers.match, answers.coverage)
         assert not engine.ask("Who sent the e-mail about the budget for Paris?").answered
 
 

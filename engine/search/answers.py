@@ -515,6 +515,7 @@ ANSWER_TOKENS = 8
 QUESTION_FRAME = frozenset(
     {
         "email", "e", "mail", "address", "addresses", "message", "messages", "sent", "send", "sender",
+        "received", "receive", "recipient", "recipients",
         "wrote", "write", "written", "name", "named", "called", "date", "day", "year", "time", "say",
         "said", "tell", "told", "mention", "mentioned", "find", "know", "many", "much", "number",
         "please", "give", "show", "list", "q",
