@@ -25,6 +25,7 @@ import engine.search.answers as search
 from engine.api.facade import Engine
 from engine.catalog.store import Catalog
 from engine.cli.main import main as cli_main
+from engine.index.docindex import mail_header_lines, people_of
 from engine.index.sentences import SentenceIndex
 from engine.model.encoder import default_bundle_dir
 from engine.search.answers import is_heading
@@ -391,6 +392,110 @@ def test_frame_words_are_left_out_where_they_describe_the_message() -> None:
     assert "sent" not in search.ranking_text("Who sent the email about the audit?")
     for question in ("How are Air force messages delivered?", "What year did the Normans arrive?"):
         assert search.ranking_text(question) == question
+
+
+#: A mailing to 30 people, alphabetical by last name as Exchange writes them; the 26th is
+#: found only there. The encoder reads 128 word pieces, about a dozen addresses.
+_LIST = [
+    f"{first.lower()}.{last.lower()}@corp.example"
+    for first, last in (
+        ("Larry", "Aguirre"), ("Sherry", "Anastas"), ("Gloria", "Barkowsky"), ("Antoinette", "Beale"),
+        ("Kevin", "Brady"), ("Stacey", "Brewer"), ("Joe", "Casas"), ("Wes", "Dempsey"), ("Ted", "Evans"),
+        ("Brenda", "Fletcher"), ("Mary", "Franklin"), ("Steve", "Gillespie"), ("Tammy", "Gilmore"),
+        ("Donna", "Greif"), ("Lia", "Halstead"), ("Meredith", "Homco"), ("Victor", "Lamadrid"),
+        ("Scott", "Loving"), ("Shelly", "Mendel"), ("Chris", "Ordway"), ("Cora", "Pendergrass"),
+        ("Richard", "Pinion"), ("Kim", "Sanchez"), ("Mark", "Schrab"), ("Ann", "Tully"),
+        ("Milton", "Valderrama"), ("Cheryl", "Walker"), ("Doug", "Wilkinson"), ("Georgia", "Ward"),
+        ("Lisa", "Young"),
+    )
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def list_mailbox(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("lists")
+    mail = root / "mail"
+    mail.mkdir()
+    write_eml(
+        mail / "test-schedule.eml", "Georgia Ward <georgia.ward@corp.example>", ", ".join(_LIST),
+        "Gas performance testing schedule",
+        "The gas performance tests run on Thursday and Friday from 8 am.\n\n"
+        "Please log on to the test system before 7:45 and stay logged on until noon.\n", day=2,
+    )  # fmt: skip
+    write_eml(
+        mail / "raffle.eml", "Announcements <announce@corp.example>", "All Houston <all.houston@corp.example>",
+        "Corp in Action", "Raffle items: a lawn mower, a chain saw, a grass trimmer and an electric leaf blower.\n\n"
+        "Tickets are 1 for $2.00 and 3 for $5.00.\n", day=3,
+    )  # fmt: skip
+    write_eml(
+        mail / "party.eml", "Ann Tully <ann.tully@corp.example>", "Cheryl Walker <cheryl.walker@corp.example>",
+        "Friday", "Drinks on Friday after the tests?\n\n_______________________________\n", day=4,
+    )  # fmt: skip
+    engine = Engine(home=root / "home", threads=1)
+    engine.add_source(mail)
+    engine.index()
+    yield engine
+    engine.close()
+
+
+def test_a_long_recipient_list_is_cut_into_lines_every_person_of_which_is_searchable() -> None:
+    fields = {"from": "a@x.org", "to": ", ".join(_LIST), "cc": '"Kim, Soo-jin" <sj@x.org>, Bo <bo@x.org>'}
+    lines = mail_header_lines(fields)
+    to = [line for name, line in lines if name == "to"]
+    assert len(to) == 5 and all(line.startswith("To: ") for line in to)  # 30 people: 6 + 6 + 6 + 6 + 6
+    assert [p for line in to for p in people_of(line[4:])] == _LIST  # every one, in order
+    assert ("cc", 'Cc: "Kim, Soo-jin" <sj@x.org>, Bo <bo@x.org>') in lines  # a quoted comma is no cut
+    assert len([n for n, _ in mail_header_lines({"to": ", ".join(_LIST[:7])}) if n == "to"]) == 2  # 4 + 3
+
+
+def test_a_person_found_only_far_down_a_recipient_list_is_found(list_mailbox: Engine) -> None:
+    """Milton Valderrama is the 26th of 30 recipients and named nowhere else: his address is
+    the answer, from the line of the list that holds it; a raffle list or a line of
+    underscores is not."""
+    for question in ("What is the email address of Milton Valderrama?", "Milton Valderrama"):
+        answers = list_mailbox.ask(question)
+        top = answers[0]
+        assert Path(top.path).name == "test-schedule.eml", (question, [a.best.sentence for a in answers])
+        assert top.best.field == "to" and "milton.valderrama@corp.example" in top.best.sentence
+        assert answers.answered, (question, answers.match, answers.coverage)
+
+
+def test_who_received_is_answered_by_the_first_line_of_a_long_list(list_mailbox: Engine) -> None:
+    answers = list_mailbox.ask("Who received the e-mail about the gas performance tests?")
+    top = answers[0]
+    assert Path(top.path).name == "test-schedule.eml"
+    assert top.best.field == "to" and top.best.sentence.startswith("To: larry.aguirre@corp.example, ")
+
+
+def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypatch) -> None:
+    """An index whose messages have their To list as one line (records "3") cuts it on the
+    next run over its sources: the messages are re-encoded, other files keep their vectors."""
+    import engine.index.docindex as docindex
+
+    src = tmp_path / "src"
+    src.mkdir()
+    write_eml(src / "list.eml", "Georgia Ward <georgia.ward@corp.example>", ", ".join(_LIST), "Schedule", "Tests run on Friday.\n")
+    (src / "plain.txt").write_text("The lighthouse keeper logs every passing ship by name.\n", encoding="utf-8")
+    home = tmp_path / "home"
+    with monkeypatch.context() as m:  # the indexer as it was: one To line, records "3"
+        m.setattr(docindex, "PEOPLE_PER_LINE", 10_000)
+        m.setattr(prepare, "RECORDS_VERSION", "3")
+        m.setattr(run, "RECORDS_VERSION", "3")
+        with Engine(home=home, threads=1) as e:
+            e.add_source(src)
+            e.index()
+    with Engine(home=home, threads=1) as e:
+        index_dir = Path(e._cat().active_generation().index_dir)
+        with SentenceIndex.open(index_dir) as ix:
+            plain_ids = ix.document_sentence_ids(str(src / "plain.txt"))
+            before = ix.get(ix.document_sentence_ids(str(src / "list.eml")))
+        assert [m["field"] for m in before.values()].count("to") == 1
+        e.index()
+    with SentenceIndex.open(index_dir) as ix:
+        assert ix.records_version == prepare.RECORDS_VERSION
+        after = ix.get(ix.document_sentence_ids(str(src / "list.eml")))
+        assert [m["field"] for m in after.values()].count("to") == 5
+        assert ix.document_sentence_ids(str(src / "plain.txt")) == plain_ids  # not re-encoded
 
 
 def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_path, monkeypatch) -> None:

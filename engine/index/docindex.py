@@ -85,13 +85,40 @@ def add_filter_fields(sb: tantivy.SchemaBuilder) -> None:
     sb.add_text_field("mailbox", tokenizer_name="raw", index_option="basic")
 
 
+#: People per header line: a To or Cc list longer than this is cut into several lines, each
+#: indexed (and encoded) as a sentence of its own. The encoder reads at most the bundle's
+#: ``max_length`` word pieces (128 for sparc-tiny, about a dozen addresses), so the people
+#: of a long list were not encoded at all, and a 100-person line matched a name weakly in
+#: BM25 too; a person found only in such lists ("What is the email address of X?", "X")
+#: lost to unrelated sentences. Six is also what the preview shows of a list.
+PEOPLE_PER_LINE = 6
+
+#: One person of a To/Cc value: commas inside quotes ("Kim, Soo-jin") or angle brackets
+#: do not separate people; an unclosed quote or bracket runs to the end.
+_PERSON = re.compile(r'(?:"[^"]*(?:"|$)|<[^>]*(?:>|$)|[^,"<])+')
+
+
+def people_of(value: str) -> list[str]:
+    """The people of a To/Cc value as written ("Ann Lee <ann@x.org>", "bob@x.org")."""
+    return [p.strip() for p in _PERSON.findall(value) if p.strip()]
+
+
 def mail_header_lines(fields: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The header lines of a message that a person searches by: ``(field, "From: ...")``."""
+    """The header lines of a message that a person searches by: ``(field, "From: ...")``;
+    a long To or Cc list as several lines of at most ``PEOPLE_PER_LINE`` people."""
     out: list[tuple[str, str]] = []
     for name, label in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("subject", "Subject")):
         value = " ".join((fields.get(name) or "").split())
-        if value:
+        if not value:
+            continue
+        people = people_of(value) if name in ("to", "cc") else []
+        if len(people) <= PEOPLE_PER_LINE:
             out.append((name, f"{label}: {value}"))
+            continue
+        lines = math.ceil(len(people) / PEOPLE_PER_LINE)
+        size = math.ceil(len(people) / lines)  # even lines: 7 people are 4 + 3, not 6 + 1
+        for i in range(0, len(people), size):
+            out.append((name, f"{label}: {', '.join(people[i : i + size])}"))
     return out
 
 

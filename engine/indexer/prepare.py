@@ -20,8 +20,9 @@ from engine.ingest.segment import passages_of
 
 #: What a document becomes in the index. A new value re-encodes every document whose
 #: records it changes on the next run (2: e-mail header lines as sentences; 3: a file's
-#: name as a line of its own, see ``records_of``).
-RECORDS_VERSION = "3"
+#: name as a line of its own; 4: a long To/Cc list as several lines, see ``records_of``
+#: and ``engine.index.docindex.mail_header_lines``).
+RECORDS_VERSION = "4"
 
 
 def has_name_line(doc: Document) -> bool:
@@ -35,7 +36,7 @@ def records_of(doc: Document) -> str:
     most ``RECORDS_VERSION``). It is part of the document's digest, so a new version
     re-encodes only the documents whose records it changes."""
     if doc.kind == "email":
-        return str(min(2, int(RECORDS_VERSION)))  # header lines came with 2
+        return str(min(4, int(RECORDS_VERSION)))  # header lines came with 2, cut long lists 4
     return "3" if has_name_line(doc) else ""  # a file's name line came with 3
 
 

@@ -675,18 +675,18 @@ def _pick(
     items: list[tuple[float, dict[str, Any]]], field: str = "", names: frozenset[str] = frozenset()
 ) -> list[tuple[float, dict[str, Any]]]:
     """A document's matching sentences in answer order: the header line the question asks
-    for (``field``) first; for an address question, a line holding an address and more of
+    for (``field``) first, the list's first line when a long list is cut into several
+    (``mail_header_lines``); for an address question, a line holding an address and more of
     the person's ``names`` (``wanted_address``); then by score, headings and word-less lines
     counting ``HEADING_WEIGHT`` of theirs."""
-    return sorted(
-        items,
-        key=lambda sm: (
-            not field or sm[1].get("field") != field,
-            -_address_words(sm[1], names),
-            -sm[0] * (HEADING_WEIGHT if is_heading_record(sm[1]) else 1.0),
-            sm[1]["sentence_id"],
-        ),
-    )
+
+    def key(sm: tuple[float, dict[str, Any]]) -> tuple[bool, int, float, int]:
+        score, meta = sm
+        asked = bool(field) and meta.get("field") == field
+        weight = 0.0 if asked else HEADING_WEIGHT if is_heading_record(meta) else 1.0
+        return (bool(field) and not asked, -_address_words(meta, names), -score * weight, meta["sentence_id"])
+
+    return sorted(items, key=key)
 
 
 def rank_sentences(
@@ -824,8 +824,10 @@ def ask(
             break
         if not groups.get(key):  # a document with no live sentence is gone
             continue
-        if field and not any(m.get("field") == field for _, m in groups[key]):
-            # the asked-for header line did not match any question word: fetch it
+        if field:
+            # the asked-for header line(s) that did not match a question word: fetched, so
+            # the answer is the line, or a long list's first line (not a later one that
+            # happened to match "gas" in "ron.gaskey")
             groups[key] += _unranked_lines(index, key, groups[key], lambda m: m.get("field") == field)
         elif names and not any(_address_words(m, names) for _, m in groups[key]):
             # an address question whose person is named in a header line that did not rank
