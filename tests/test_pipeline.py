@@ -94,8 +94,9 @@ def expected_sentences(unit: Path) -> dict[str, int]:
 
 
 def census(engine: Engine) -> dict[str, list[tuple[int, int, str]]]:
-    """(start, end, header field) of every indexed sentence per document (an e-mail's header
-    lines have no place in its text: (0, 0, "from")); asserts index == catalog."""
+    """(start, end, header line) of every indexed sentence per document (an e-mail's header
+    lines have no place in its text: (0, 0, "From: ann@x.org"), a long list's lines apart by
+    their text); asserts index == catalog."""
     cat = Catalog(engine.layout.catalog)
     try:
         gen = cat.active_generation()
@@ -115,7 +116,8 @@ def census(engine: Engine) -> dict[str, list[tuple[int, int, str]]]:
                 ids = ix.document_sentence_ids(d.key)
                 fields = ix.get(ids)
                 got = sorted(
-                    (fields[i]["start"], fields[i]["end"], fields[i].get("field") or "") for i in ids
+                    (fields[i]["start"], fields[i]["end"], fields[i]["text"] if fields[i].get("field") else "")
+                    for i in ids
                 )
                 assert len(got) == len(set(got)), f"duplicate sentences in {d.key}"
                 assert len(got) == d.n_sentences, f"{d.key}: {len(got)} indexed, catalog says {d.n_sentences}"
