@@ -64,13 +64,21 @@ sys.path.insert(0, str(ROOT))
 
 DATA = Path(os.environ.get("SPARCDESK_DATA", ROOT.parent / "shared" / "data"))
 RESULTS = ROOT / "bench" / "results"
-SETS = ("email", "enron", "squad", "cisi", "time")
-COLLECTION_OF = {"email": "mail", "enron": "mail", "squad": "squad", "cisi": "cisi", "time": "time"}
+SETS = ("email", "enron", "maildir", "squad", "cisi", "time")
+COLLECTION_OF = {
+    "email": "mail",
+    "enron": "mail",
+    "maildir": "maildir",
+    "squad": "squad",
+    "cisi": "cisi",
+    "time": "time",
+}
 SEED = 13
 TOP = 10
 
 BIPIA_DIR = "email/emailqa-bipia"
 ENRON_FILE = "email/enron-messages.jsonl.gz"
+MAILDIR_DIR = "email/maildir-sample"
 SQUAD_JSON = "squad/dev-v1.1.json.gz"
 SQUAD_MRQA = "squad/dev-v1.1.mrqa.jsonl.gz"
 SQUAD_CANDIDATES = "multireqa/data/dev/SQuAD/candidates.json.gz"
@@ -324,6 +332,38 @@ def build_mail(work: Path, n_enron: int, seed: int = SEED) -> tuple[Collection, 
     return col, questions
 
 
+def _body_text(msg: Any) -> str:
+    """A compat32 message's text: its first text/plain part, decoded."""
+    for part in msg.walk():
+        if part.get_content_type() == "text/plain" and not part.is_multipart():
+            data = part.get_payload(decode=True) or b""
+            return data.decode(part.get_content_charset() or "latin-1", errors="replace")
+    return ""
+
+
+def build_maildir(work: Path, seed: int = SEED) -> tuple[Collection, list[Question]]:
+    """The raw Enron Maildir sample (``email/maildir-sample``: two people's mailboxes, RFC 822
+    files with full headers in the original layout) copied under ``work`` as it is and
+    indexed as a mail store. Its messages are the real thing: mailings to 100+ people,
+    forwards, disclaimers. Questions derived from their headers and bodies as for the Enron
+    set (``enron_questions``)."""
+    from email import message_from_bytes
+
+    src = DATA / MAILDIR_DIR
+    col = Collection("maildir", work / "files" / "maildir")
+    headers: dict[str, dict] = {}
+    for path in sorted(p for p in src.rglob("*") if p.is_file()):
+        key = path.relative_to(src).as_posix()
+        data = path.read_bytes()
+        col.docs[key] = col.folder / key
+        _write(col.docs[key], data)
+        msg = message_from_bytes(data)
+        headers[key] = {h: " ".join(str(msg[h] or "").split()) for h in ("from", "to", "cc", "subject")}
+        headers[key]["body"] = _body_text(msg)
+    _prune(col.folder, col.docs.values())
+    return col, enron_questions(headers, seed, set_name="maildir")
+
+
 def person_name(addr: str) -> str | None:
     """``julie.kearney@enron.com`` -> ``Julie Kearney`` (``mary.k.miller`` -> ``Mary K Miller``);
     None unless the local part is first[.initial].last, letters only."""
@@ -333,7 +373,7 @@ def person_name(addr: str) -> str | None:
     return " ".join(p.capitalize() for p in local.split("."))
 
 
-def enron_questions(headers: dict[str, dict], seed: int = SEED) -> list[Question]:
+def enron_questions(headers: dict[str, dict], seed: int = SEED, set_name: str = "enron") -> list[Question]:
     """Questions derived from the Enron headers of the indexed messages (seeded samples):
 
     * ``address``: "What is the email address of <First Last>?" for every person address
@@ -362,7 +402,7 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED) -> list[Question
     out = [
         Question(
             f"addr-{i}",
-            "enron",
+            set_name,
             "address",
             f"What is the email address of {n}?",
             gold_docs=sorted(set().union(*(by_addr[a] for a in names[n]))),
@@ -383,7 +423,7 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED) -> list[Question
         name, addr = next((n, a) for n, a in mailboxes(r["from"]) if a)
         values = [addr] + ([name] if len(name.split()) >= 2 else [])
         out.append(
-            Question(f"sender-{i}", "enron", "sender", f"Who sent the e-mail about {s}?", [key], values)
+            Question(f"sender-{i}", set_name, "sender", f"Who sent the e-mail about {s}?", [key], values)
         )
     roles: dict[str, dict[str, str]] = defaultdict(dict)  # name -> {key: "Name, Title"}
     for key, r in headers.items():
@@ -394,7 +434,7 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED) -> list[Question
     for i, name in enumerate(sorted(roles)):
         keys = sorted(roles[name])
         values = sorted(set(roles[name].values()))
-        out.append(Question(f"who-{i}", "enron", "who-is", f"Who is {name}?", keys, values))
+        out.append(Question(f"who-{i}", set_name, "who-is", f"Who is {name}?", keys, values))
     return out
 
 
@@ -732,11 +772,12 @@ def doc_key(answer: Any, folder: Path) -> str:
 # BM25 over whole documents
 
 
-def document_text(path: Path) -> str:
-    """A generated file's text for BM25: for e-mail the From/To/Cc/Subject header lines (with
-    display names and addresses; X-From/X-To/X-cc too, the Maildir display forms) and the
-    body; any other file as it is."""
-    if path.suffix != ".eml":
+def document_text(path: Path, mail: bool = False) -> str:
+    """A generated file's text for BM25: for e-mail (an .eml, or any file with ``mail``: a
+    Maildir's files have no extension) the From/To/Cc/Subject header lines (with display
+    names and addresses; X-From/X-To/X-cc too, the Maildir display forms) and the body; any
+    other file as it is."""
+    if path.suffix != ".eml" and not mail:
         return path.read_text(encoding="utf-8")
     from email import policy
     from email.parser import BytesParser
@@ -752,7 +793,8 @@ class DocBM25:
         from trainer.baselines import BM25Retriever
 
         self.keys = sorted(col.docs)
-        self.bm25 = BM25Retriever([document_text(col.docs[k]) for k in self.keys], k1=0.9, b=0.4)
+        mail = col.name in ("mail", "maildir")
+        self.bm25 = BM25Retriever([document_text(col.docs[k], mail) for k in self.keys], k1=0.9, b=0.4)
 
     def ranked(self, question: str, k: int = TOP) -> list[str]:
         return [self.keys[i] for i in self.bm25.search(question, k)]
@@ -982,6 +1024,8 @@ def run(args: argparse.Namespace, log=print) -> dict:
         t0 = time.perf_counter()
         if name == "mail":
             built[name] = build_mail(work, size["enron"], seed)
+        elif name == "maildir":
+            built[name] = build_maildir(work, seed)
         elif name == "squad":
             built[name] = build_squad(work, size["squad_articles"], seed)
         else:

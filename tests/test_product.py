@@ -164,3 +164,28 @@ def test_bipia_question_asked_once_per_text(tmp_path: Path):
             assert (tmp_path / "files" / "mail" / key).is_file()
     unknown = [q for q in bipia if not q.answerable]
     assert all(q.kind == "bipia-unknown" and not q.values for q in unknown)
+
+
+@pytest.mark.needs_data
+@pytest.mark.skipif(
+    not (DATA / "email" / "maildir-sample").is_dir(),
+    reason=f"the raw Maildir sample not found at {DATA / 'email' / 'maildir-sample'} (see ../shared/data/README.md)",
+)
+def test_the_maildir_set_is_the_raw_sample_with_its_mailing_lists(tmp_path: Path):
+    """The raw Maildir files are copied byte for byte; their headers give the same kinds of
+    question as the Enron set, and some address questions' gold messages go to 100+ people
+    (what the JSON Enron set, at most two recipients, never has)."""
+    col, questions = product.build_maildir(tmp_path)
+    src = DATA / "email" / "maildir-sample"
+    assert len(col.docs) == sum(1 for p in src.rglob("*") if p.is_file())
+    for key, path in list(col.docs.items())[:20]:
+        assert path.read_bytes() == (src / key).read_bytes()
+    kinds = {q.kind for q in questions}
+    assert {"address", "sender"} <= kinds and all(q.set == "maildir" for q in questions)
+    def recipients(path: Path) -> int:
+        lines = product.document_text(path, mail=True).splitlines()
+        return sum(line.count("@") for line in lines if line.startswith(("To:", "Cc:")))
+
+    big = [k for k, p in col.docs.items() if recipients(p) > 100]
+    assert big, "no message of the sample goes to more than 100 addresses"
+    assert any(set(q.gold_docs) & set(big) for q in questions if q.kind == "address")
