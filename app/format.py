@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
 
+from engine.ingest.mail import people_of
+
 KIND_LABELS: dict[str, str] = {
     "text": "Text",
     "markdown": "Markdown",
@@ -143,7 +145,7 @@ def short_people(value: str, limit: int = 3, keep: Iterable[str] = ()) -> str:
     answering it matched) is shown also when the list runs past ``limit``: an address
     question's answer may be the 20th recipient. The others shown are the first ones, in
     the list's order."""
-    people = [p.strip() for p in value.split(",") if p.strip()]
+    people = people_of(value)  # '"Kim, Soo-jin" <sj@x.org>' is one person
     if len(people) <= limit:
         return ", ".join(people)
     words = {w.lower() for w in keep if w.strip()}

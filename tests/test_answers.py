@@ -25,8 +25,9 @@ import engine.search.answers as search
 from engine.api.facade import Engine
 from engine.catalog.store import Catalog
 from engine.cli.main import main as cli_main
-from engine.index.docindex import mail_header_lines, people_of
+from engine.index.docindex import mail_header_lines
 from engine.index.sentences import SentenceIndex
+from engine.ingest.mail import people_of
 from engine.model.encoder import default_bundle_dir
 from engine.search.answers import is_heading
 

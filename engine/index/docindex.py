@@ -31,6 +31,7 @@ from pathlib import Path
 import tantivy
 
 from engine.home.paths import display, from_store, to_store, write_json_atomic
+from engine.ingest.mail import people_of
 
 log = logging.getLogger(__name__)
 
@@ -92,16 +93,6 @@ def add_filter_fields(sb: tantivy.SchemaBuilder) -> None:
 #: BM25 too; a person found only in such lists ("What is the email address of X?", "X")
 #: lost to unrelated sentences. Six is also what the preview shows of a list.
 PEOPLE_PER_LINE = 6
-
-#: One person of a To/Cc value: commas inside quotes ("Kim, Soo-jin") or angle brackets
-#: do not separate people; an unclosed quote or bracket runs to the end.
-_PERSON = re.compile(r'(?:"[^"]*(?:"|$)|<[^>]*(?:>|$)|[^,"<])+')
-
-
-def people_of(value: str) -> list[str]:
-    """The people of a To/Cc value as written ("Ann Lee <ann@x.org>", "bob@x.org")."""
-    return [p.strip() for p in _PERSON.findall(value) if p.strip()]
-
 
 def mail_header_lines(fields: Mapping[str, str]) -> list[tuple[str, str]]:
     """The header lines of a message that a person searches by: ``(field, "From: ...")``;

@@ -587,3 +587,14 @@ def sender_address(value: str) -> str:
 def addresses(value: str) -> list[str]:
     """The addresses of a To/Cc header."""
     return [a for _, a in getaddresses([value or ""]) if a]
+
+
+#: One person of a To/Cc value: commas inside quotes ("Kim, Soo-jin") or angle brackets
+#: do not separate people; an unclosed quote or bracket runs to the end.
+_PERSON = re.compile(r'(?:"[^"]*(?:"|$)|<[^>]*(?:>|$)|[^,"<])+')
+
+
+def people_of(value: str) -> list[str]:
+    """The people of a To/Cc value as written ("Ann Lee <ann@x.org>", "bob@x.org"), for
+    showing and cutting a list; ``addresses`` gives their addresses alone."""
+    return [p.strip() for p in _PERSON.findall(value or "") if p.strip()]

@@ -498,8 +498,8 @@ DOC_SENTENCES = 3
 DOC_DECAY = 0.25
 #: The no-answer decision (calibrated in docs/product.md on answerable and unanswerable
 #: questions): a question is answered when the best sentence's SPARC score (question tokens
-#: weighted by IDF, its ``QUESTION_FRAME`` words left out) reaches ``ANSWER_MATCH`` of the highest score its ``ANSWER_TOKENS``
-#: weightiest tokens could get,
+#: weighted by IDF, its ``QUESTION_FRAME`` words left out) reaches ``ANSWER_MATCH`` of the
+#: highest score its ``ANSWER_TOKENS`` weightiest tokens could get,
 #: and the first document holds at least ``ANSWER_COVERAGE`` of the question's content
 #: words (IDF-weighted). The first says a sentence means what the question asks (SPARC's
 #: expansions count), the second that the document is about what it names.
@@ -534,6 +534,7 @@ def _words_outside(text: str, words: frozenset[str]) -> str:
 
 
 def without_stopwords(text: str) -> str:
+    """The words of ``text`` less stopwords."""
     return _words_outside(text, STOPWORDS)
 
 
