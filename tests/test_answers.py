@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from test_search import sample_home
 
+import engine.index.docindex as docindex
 import engine.indexer.prepare as prepare
 import engine.indexer.run as run
 import engine.search.answers as search
@@ -443,10 +444,38 @@ def test_a_long_recipient_list_is_cut_into_lines_every_person_of_which_is_search
     fields = {"from": "a@x.org", "to": ", ".join(_LIST), "cc": '"Kim, Soo-jin" <sj@x.org>, Bo <bo@x.org>'}
     lines = mail_header_lines(fields)
     to = [line for name, line in lines if name == "to"]
-    assert len(to) == 5 and all(line.startswith("To: ") for line in to)  # 30 people: 6 + 6 + 6 + 6 + 6
+    assert len(to) > 1 and all(line.startswith("To: ") for line in to)
+    # each short enough for the encoder to read whole (docindex.LINE_CHARS), six people at most
+    assert all(len(line) <= docindex.LINE_CHARS and line.count("@") <= docindex.PEOPLE_PER_LINE for line in to)
     assert [p for line in to for p in people_of(line[4:])] == _LIST  # every one, in order
     assert ("cc", 'Cc: "Kim, Soo-jin" <sj@x.org>, Bo <bo@x.org>') in lines  # a quoted comma is no cut
-    assert len([n for n, _ in mail_header_lines({"to": ", ".join(_LIST[:7])}) if n == "to"]) == 2  # 4 + 3
+    assert mail_header_lines({"to": "x" * 200}) == [("to", "To: " + "x" * 200)]  # one person: one line
+
+
+MAILDIR_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "email" / "maildir-sample"
+
+
+@pytest.mark.needs_data
+@pytest.mark.skipif(not MAILDIR_SAMPLE.is_dir(), reason=f"the raw Maildir sample not found at {MAILDIR_SAMPLE}")
+def test_every_recipient_line_of_a_real_mailbox_fits_what_the_encoder_reads() -> None:
+    """The encoder reads at most half its ``max_length`` word pieces of a sentence: every
+    To/Cc line of the raw Enron Maildir sample (lists of up to 141 people) fits, so every
+    recipient is encoded."""
+    from email import message_from_bytes
+
+    from engine.model.bundle import Bundle
+
+    bundle = Bundle.open(default_bundle_dir())
+    tokenizer = bundle.tokenizer()
+    budget = bundle.max_length // 2
+    lines = []
+    for path in sorted(p for p in MAILDIR_SAMPLE.rglob("*") if p.is_file()):
+        msg = message_from_bytes(path.read_bytes())
+        fields = {h: " ".join(str(msg[h] or "").split()) for h in ("to", "cc")}
+        lines += [line for _, line in mail_header_lines(fields)]
+    assert len(lines) > 400
+    pieces = {line: len(tokenizer.encode(line, add_special_tokens=False).ids) for line in lines}
+    assert max(pieces.values()) <= budget, max(pieces.items(), key=lambda kv: kv[1])
 
 
 def test_a_person_found_only_far_down_a_recipient_list_is_found(list_mailbox: Engine) -> None:
@@ -471,8 +500,6 @@ def test_who_received_is_answered_by_the_first_line_of_a_long_list(list_mailbox:
 def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypatch) -> None:
     """An index whose messages have their To list as one line (records "3") cuts it on the
     next run over its sources: the messages are re-encoded, other files keep their vectors."""
-    import engine.index.docindex as docindex
-
     src = tmp_path / "src"
     src.mkdir()
     write_eml(src / "list.eml", "Georgia Ward <georgia.ward@corp.example>", ", ".join(_LIST), "Schedule", "Tests run on Friday.\n")
@@ -480,6 +507,7 @@ def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypa
     home = tmp_path / "home"
     with monkeypatch.context() as m:  # the indexer as it was: one To line, records "3"
         m.setattr(docindex, "PEOPLE_PER_LINE", 10_000)
+        m.setattr(docindex, "LINE_CHARS", 1_000_000)
         m.setattr(prepare, "RECORDS_VERSION", "3")
         m.setattr(run, "RECORDS_VERSION", "3")
         with Engine(home=home, threads=1) as e:
@@ -495,7 +523,9 @@ def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypa
     with SentenceIndex.open(index_dir) as ix:
         assert ix.records_version == prepare.RECORDS_VERSION
         after = ix.get(ix.document_sentence_ids(str(src / "list.eml")))
-        assert [m["field"] for m in after.values()].count("to") == 5
+        lines = [line for name, line in mail_header_lines({"to": ", ".join(_LIST)}) if name == "to"]
+        assert sorted(m["text"] for m in after.values() if m["field"] == "to") == sorted(lines)
+        assert len(lines) > 1
         assert ix.document_sentence_ids(str(src / "plain.txt")) == plain_ids  # not re-encoded
 
 

@@ -86,30 +86,42 @@ def add_filter_fields(sb: tantivy.SchemaBuilder) -> None:
     sb.add_text_field("mailbox", tokenizer_name="raw", index_option="basic")
 
 
-#: People per header line: a To or Cc list longer than this is cut into several lines, each
-#: indexed (and encoded) as a sentence of its own. The encoder reads at most the bundle's
-#: ``max_length`` word pieces (128 for sparc-tiny, about a dozen addresses), so the people
-#: of a long list were not encoded at all, and a 100-person line matched a name weakly in
-#: BM25 too; a person found only in such lists ("What is the email address of X?", "X")
+#: A To or Cc list is cut into lines of at most this many people and ``LINE_CHARS``
+#: characters, each indexed (and encoded) as a sentence of its own. The encoder reads at
+#: most half its ``max_length`` word pieces of a sentence (64 for sparc-tiny,
+#: ``engine.model.features.build_features``), which 140 characters of addresses stay within
+#: (measured on the raw Maildir sample's lists, with and without display names); the people
+#: of a longer line were not encoded at all, and a 100-person line matched a name weakly in
+#: BM25 too, so a person found only in such lists ("What is the email address of X?", "X")
 #: lost to unrelated sentences. Six is also what the preview shows of a list.
 PEOPLE_PER_LINE = 6
+LINE_CHARS = 140
+
+
+def _cut(label: str, people: list[str]) -> list[str]:
+    """``label: a, b, ...`` lines of at most ``PEOPLE_PER_LINE`` people and ``LINE_CHARS``
+    characters (a person longer than that alone on a line), in the list's order."""
+    lines: list[list[str]] = [[]]
+    for person in people:
+        line = lines[-1]
+        if line and (len(line) >= PEOPLE_PER_LINE or len(f"{label}: {', '.join([*line, person])}") > LINE_CHARS):
+            lines.append(line := [])
+        line.append(person)
+    return [f"{label}: {', '.join(line)}" for line in lines if line]
+
 
 def mail_header_lines(fields: Mapping[str, str]) -> list[tuple[str, str]]:
     """The header lines of a message that a person searches by: ``(field, "From: ...")``;
-    a long To or Cc list as several lines of at most ``PEOPLE_PER_LINE`` people."""
+    a long To or Cc list as several lines (``PEOPLE_PER_LINE``, ``LINE_CHARS``)."""
     out: list[tuple[str, str]] = []
     for name, label in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("subject", "Subject")):
         value = " ".join((fields.get(name) or "").split())
         if not value:
             continue
-        people = people_of(value) if name in ("to", "cc") else []
-        if len(people) <= PEOPLE_PER_LINE:
+        if name in ("to", "cc"):
+            out += [(name, line) for line in _cut(label, people_of(value))]
+        else:
             out.append((name, f"{label}: {value}"))
-            continue
-        lines = math.ceil(len(people) / PEOPLE_PER_LINE)
-        size = math.ceil(len(people) / lines)  # even lines: 7 people are 4 + 3, not 6 + 1
-        for i in range(0, len(people), size):
-            out.append((name, f"{label}: {', '.join(people[i : i + size])}"))
     return out
 
 
