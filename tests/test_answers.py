@@ -490,6 +490,25 @@ def test_a_person_found_only_far_down_a_recipient_list_is_found(list_mailbox: En
         assert answers.answered, (question, answers.match, answers.coverage)
 
 
+def test_an_address_answer_is_the_person_with_the_whole_name_not_two_people_sharing_it(tmp_path: Path) -> None:
+    """A list line holding "jeff.royed", "luchas.johnson", "mary.johnson" and "jeff.smith"
+    has the words of "Jeff Johnson" twice over but nobody of that name; the line with
+    jeff.johnson@ is the answer."""
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    people = [
+        "jeff.royed@corp.example", "luchas.johnson@corp.example", "mary.johnson@corp.example",
+        "jeff.smith@corp.example", "cara.diaz@corp.example", "dev.patel@corp.example",
+        "eli.moss@corp.example", "fay.ng@corp.example", "jeff.johnson@corp.example",
+    ]  # fmt: skip
+    write_eml(mail / "pool.eml", "Pool <pool@corp.example>", ", ".join(people), "Pool update", "The pool closes early.\n")
+    with Engine(home=tmp_path / "home", threads=1) as engine:
+        engine.add_source(mail)
+        engine.index()
+        top = engine.ask("What is the email address of Jeff Johnson?")[0]
+    assert top.best.field == "to" and "jeff.johnson@corp.example" in top.best.sentence, top.best.sentence
+
+
 def test_who_received_is_answered_by_the_first_line_of_a_long_list(list_mailbox: Engine) -> None:
     answers = list_mailbox.ask("Who received the e-mail about the gas performance tests?")
     top = answers[0]

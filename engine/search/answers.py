@@ -28,6 +28,7 @@ import numpy as np
 
 from engine.index.sentences import IndexFilters, IndexHit, SentenceIndex
 from engine.ingest.documents import LINE_KINDS
+from engine.ingest.mail import people_of
 from engine.model.bundle import Bundle
 from engine.model.encoder import default_bundle_dir
 from engine.search.defaults import DEFAULT_FUSION, FUSIONS
@@ -659,11 +660,14 @@ def wanted_address(question: str) -> frozenset[str]:
 
 
 def _address_words(meta: dict[str, Any], names: frozenset[str]) -> int:
-    """How many of ``names`` a line holding an e-mail address shares (0: no address)."""
+    """How many of ``names`` one person of a line holding an e-mail address has (0: no
+    address): in "To: jeff.royed@x.com, luchas.johnson@x.com" nobody is Jeff Johnson,
+    whereas "To: jeff.johnson@x.com" holds both words in one address."""
     text = meta.get("text") or ""
     if not names or not _EMAIL_ADDRESS.search(text):
         return 0
-    return len(names & {w.lower() for w in _WORD.findall(text)})
+    people = people_of(text.split(":", 1)[1]) if meta.get("field") in ("from", "to", "cc") else [text]
+    return max((len(names & {w.lower() for w in _WORD.findall(p)}) for p in people), default=0)
 
 
 #: A heading or word-less line competes for the answer with this share of its score: a
@@ -830,9 +834,10 @@ def ask(
             # the answer is the line, or a long list's first line (not a later one that
             # happened to match "gas" in "ron.gaskey")
             groups[key] += _unranked_lines(index, key, groups[key], lambda m: m.get("field") == field)
-        elif names and not any(_address_words(m, names) for _, m in groups[key]):
-            # an address question whose person is named in a header line that did not rank
-            # among the message's matches (a name every message holds weighs nothing): fetch it
+        elif names:
+            # an address question: the header lines naming the person that did not rank among
+            # the message's matches (a name every message holds weighs nothing; a long list's
+            # line holding the whole name may rank below one holding its words apart): fetched
             groups[key] += _unranked_lines(
                 index, key, groups[key], lambda m: bool(m.get("field")) and _address_words(m, names) > 0
             )
