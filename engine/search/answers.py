@@ -829,12 +829,13 @@ def ask(
             break
         if not groups.get(key):  # a document with no live sentence is gone
             continue
-        if field:
+        mail = groups[key][0][1].get("kind") == "email"  # only a message has header lines
+        if field and mail:
             # the asked-for header line(s) that did not match a question word: fetched, so
             # the answer is the line, or a long list's first line (not a later one that
             # happened to match "gas" in "ron.gaskey")
             groups[key] += _unranked_lines(index, key, groups[key], lambda m: m.get("field") == field)
-        elif names:
+        elif names and mail:
             # an address question: the header lines naming the person that did not rank among
             # the message's matches (a name every message holds weighs nothing; a long list's
             # line holding the whole name may rank below one holding its words apart): fetched
