@@ -180,8 +180,9 @@ people alone (six a line), some lines of the sample still ran past 64 word piece
 with the shipped tokenizer), and address hit@1 on this set went 97.3 → 98.0. The
 **maildir** set, added with it because the Enron JSON set has no message with more than two
 recipients, measures what that did to a real mailbox (search hit@1 against BM25, same
-questions and files: `python -m bench.product --sets maildir --no-save` with this commit's
-`bench/product.py` over a checkout of each commit's engine):
+questions and files; for an older engine: `git worktree add W <commit>`, this commit's
+`bench/product.py` copied into W, then in W `SPARCDESK_DATA=<../shared/data> python -m
+bench.product --sets maildir --no-save --work <new dir>`):
 
 | engine | all (252) | address (150) | sender (100) | BM25, all / address / sender |
 |---|---|---|---|---|
