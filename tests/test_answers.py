@@ -536,10 +536,12 @@ def test_who_received_is_answered_by_the_first_line_of_a_long_list(list_mailbox:
 
 def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypatch) -> None:
     """An index whose messages have their To list as one line (records "3") cuts it on the
-    next run over its sources: the messages are re-encoded, other files keep their vectors."""
+    next run over its sources: a message with a long list is re-encoded; a message whose
+    lists fit one line and other files keep their vectors."""
     src = tmp_path / "src"
     src.mkdir()
     write_eml(src / "list.eml", "Georgia Ward <georgia.ward@corp.example>", ", ".join(_LIST), "Schedule", "Tests run on Friday.\n")
+    write_eml(src / "short.eml", "Ann Tully <ann.tully@corp.example>", "Bo Chen <bo.chen@corp.example>", "Lunch", "Noon.\n")
     (src / "plain.txt").write_text("The lighthouse keeper logs every passing ship by name.\n", encoding="utf-8")
     home = tmp_path / "home"
     with monkeypatch.context() as m:  # the indexer as it was: one To line, records "3"
@@ -554,6 +556,7 @@ def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypa
         index_dir = Path(e._cat().active_generation().index_dir)
         with SentenceIndex.open(index_dir) as ix:
             plain_ids = ix.document_sentence_ids(str(src / "plain.txt"))
+            short_ids = ix.document_sentence_ids(str(src / "short.eml"))
             before = ix.get(ix.document_sentence_ids(str(src / "list.eml")))
         assert [m["field"] for m in before.values()].count("to") == 1
         e.index()
@@ -563,7 +566,8 @@ def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypa
         lines = [line for name, line in mail_header_lines({"to": ", ".join(_LIST)}) if name == "to"]
         assert sorted(m["text"] for m in after.values() if m["field"] == "to") == sorted(lines)
         assert len(lines) > 1
-        assert ix.document_sentence_ids(str(src / "plain.txt")) == plain_ids  # not re-encoded
+        assert ix.document_sentence_ids(str(src / "plain.txt")) == plain_ids  # not re-encoded,
+        assert ix.document_sentence_ids(str(src / "short.eml")) == short_ids  # nor a short list
 
 
 def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_path, monkeypatch) -> None:
