@@ -532,6 +532,8 @@ def test_who_received_is_answered_by_the_first_line_of_a_long_list(list_mailbox:
     top = answers[0]
     assert Path(top.path).name == "test-schedule.eml"
     assert top.best.field == "to" and top.best.sentence.startswith("To: larry.aguirre@corp.example, ")
+    # what the message says still follows the answer, not the rest of the list
+    assert top.others and "gas performance tests run" in top.others[0].sentence, [h.sentence for h in top.others]
 
 
 def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypatch) -> None:

@@ -680,18 +680,23 @@ def _pick(
     items: list[tuple[float, dict[str, Any]]], field: str = "", names: frozenset[str] = frozenset()
 ) -> list[tuple[float, dict[str, Any]]]:
     """A document's matching sentences in answer order: the header line the question asks
-    for (``field``) first, the list's first line when a long list is cut into several
-    (``mail_header_lines``); for an address question, a line holding an address and more of
+    for (``field``) first, a long list's first line when it is cut into several
+    (``mail_header_lines``); for an address question, a line where one person has more of
     the person's ``names`` (``wanted_address``); then by score, headings and word-less lines
-    counting ``HEADING_WEIGHT`` of theirs."""
+    counting ``HEADING_WEIGHT`` of theirs (the list's other lines among them, so the
+    sentences that say what the message is about still follow the answer)."""
 
-    def key(sm: tuple[float, dict[str, Any]]) -> tuple[bool, int, float, int]:
+    def key(sm: tuple[float, dict[str, Any]]) -> tuple[int, float, int]:
         score, meta = sm
-        asked = bool(field) and meta.get("field") == field
-        weight = 0.0 if asked else HEADING_WEIGHT if is_heading_record(meta) else 1.0
-        return (bool(field) and not asked, -_address_words(meta, names), -score * weight, meta["sentence_id"])
+        weight = HEADING_WEIGHT if is_heading_record(meta) else 1.0
+        return (-_address_words(meta, names), -score * weight, meta["sentence_id"])
 
-    return sorted(items, key=key)
+    ordered = sorted(items, key=key)
+    asked = [sm for sm in ordered if field and sm[1].get("field") == field]
+    if not asked:
+        return ordered
+    first = min(asked, key=lambda sm: (-_address_words(sm[1], names), sm[1]["sentence_id"]))
+    return [first, *(sm for sm in ordered if sm is not first)]
 
 
 def rank_sentences(
