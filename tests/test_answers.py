@@ -33,6 +33,16 @@ from engine.model.encoder import default_bundle_dir
 from engine.search.answers import is_heading
 
 
+def indexed(home: Path, *sources: Path) -> Engine:
+    """An engine on ``home`` with ``sources`` added and indexed (close it, or use it in a
+    ``with``)."""
+    engine = Engine(home=home, threads=1)
+    for source in sources:
+        engine.add_source(source)
+    engine.index()
+    return engine
+
+
 def write_eml(path: Path, sender: str, to: str, subject: str, body: str, day: int = 1) -> None:
     msg = EmailMessage()
     msg["From"] = sender
@@ -104,11 +114,7 @@ def mail_engine(tmp_path_factory: pytest.TempPathFactory):
     )
     # A note that holds a question naming nothing, word for word.
     (docs / "puzzle.txt").write_text("What is it?\n\nNobody at the meeting could say.\n", encoding="utf-8")
-    home = root / "home"
-    engine = Engine(home=home, threads=1)
-    engine.add_source(mail)
-    engine.add_source(docs)
-    engine.index()
+    engine = indexed(root / "home", mail, docs)
     yield engine
     engine.close()
 
@@ -148,9 +154,7 @@ def owner_mailbox(tmp_path_factory: pytest.TempPathFactory):
             mail / f"{day}.eml", f"Sender {day} <sender{day}@example.org>", "Jun Tanaka <jun.tanaka@example.org>",
             subject, body, day=day,
         )  # fmt: skip
-    engine = Engine(home=root / "home", threads=1)
-    engine.add_source(mail)
-    engine.index()
+    engine = indexed(root / "home", mail)
     yield engine
     engine.close()
 
@@ -278,9 +282,7 @@ def test_an_index_from_before_header_lines_and_whole_documents_is_upgraded(tmp_p
         m.setattr(prepare, "mail_header_lines", lambda fields: [])
         m.setattr(prepare, "RECORDS_VERSION", "1")
         m.setattr(run, "RECORDS_VERSION", "1")
-        with Engine(home=home, threads=1) as e:
-            e.add_source(src)
-            e.index()
+        indexed(home, src).close()
     cat = Catalog(home / "catalog.sqlite")
     index_dir = Path(cat.active_generation().index_dir)
     cat.close()
@@ -321,10 +323,7 @@ def test_a_message_held_by_two_sources_shows_once(tmp_path) -> None:
         "Re: Ferry",
         "Is the ferry to Skye on time?\n",
     )
-    with Engine(home=tmp_path / "home", threads=1) as e:
-        e.add_source(one)
-        e.add_source(two)
-        e.index()
+    with indexed(tmp_path / "home", one, two) as e:
         answers = e.ask("When does the ferry to Skye leave?")
         ids = [a.fields.get("message_id") for a in answers]
         assert len(ids) == 2 and len(set(ids)) == 2
@@ -365,9 +364,7 @@ def test_a_question_about_an_email_is_ranked_by_what_it_asks_not_by_sent_and_ema
         mail / "invoice.eml", "Billing <billing@cloudco.example>", "Jo Park <jo.park@example.org>", "Your invoice",
         "Your March invoice total is $1,284.50.\n\nThe payment is due on 2 April 2025.\n", day=5,
     )  # fmt: skip
-    with Engine(home=tmp_path / "home", threads=1) as engine:
-        engine.add_source(mail)
-        engine.index()
+    with indexed(tmp_path / "home", mail) as engine:
         for question, name, sender in (
             ("Who sent the e-mail about the audit plan?", "plan.eml", "marek.nowak@example.org"),
             ("Who sent the e-mail about the server migration?", "migration.eml", "soojin.kim@example.kr"),
@@ -433,9 +430,7 @@ def list_mailbox(tmp_path_factory: pytest.TempPathFactory):
         mail / "party.eml", "Ann Tully <ann.tully@corp.example>", "Cheryl Walker <cheryl.walker@corp.example>",
         "Friday", "Drinks on Friday after the tests?\n\n_______________________________\n", day=4,
     )  # fmt: skip
-    engine = Engine(home=root / "home", threads=1)
-    engine.add_source(mail)
-    engine.index()
+    engine = indexed(root / "home", mail)
     yield engine
     engine.close()
 
@@ -520,9 +515,7 @@ def test_an_address_answer_is_the_person_with_the_whole_name_not_two_people_shar
         "eli.moss@corp.example", "fay.ng@corp.example", "jeff.johnson@corp.example",
     ]  # fmt: skip
     write_eml(mail / "pool.eml", "Pool <pool@corp.example>", ", ".join(people), "Pool update", "The pool closes early.\n")
-    with Engine(home=tmp_path / "home", threads=1) as engine:
-        engine.add_source(mail)
-        engine.index()
+    with indexed(tmp_path / "home", mail) as engine:
         top = engine.ask("What is the email address of Jeff Johnson?")[0]
     assert top.best.field == "to" and "jeff.johnson@corp.example" in top.best.sentence, top.best.sentence
 
@@ -551,9 +544,7 @@ def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypa
         m.setattr(docindex, "LINE_CHARS", 1_000_000)
         m.setattr(prepare, "RECORDS_VERSION", "3")
         m.setattr(run, "RECORDS_VERSION", "3")
-        with Engine(home=home, threads=1) as e:
-            e.add_source(src)
-            e.index()
+        indexed(home, src).close()
     with Engine(home=home, threads=1) as e:
         index_dir = Path(e._cat().active_generation().index_dir)
         with SentenceIndex.open(index_dir) as ix:
@@ -584,9 +575,7 @@ def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_pat
         f"{same}\n\nThe crane driver checked the container seals before each lift.\n", encoding="utf-8"
     )
     question = "harbour crane container"
-    with Engine(home=tmp_path / "home", threads=1) as e:
-        e.add_source(docs)
-        e.index()
+    with indexed(tmp_path / "home", docs) as e:
         assert [Path(a.path).name for a in e.ask(question)][:2] == ["b-twice.txt", "a-once.txt"]
         monkeypatch.setattr(search, "DOC_WEIGHT", 0.0)  # sentence evidence alone
         answers = e.ask(question)
