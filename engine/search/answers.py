@@ -686,16 +686,18 @@ def _pick(
     counting ``HEADING_WEIGHT`` of theirs (the list's other lines among them, so the
     sentences that say what the message is about still follow the answer)."""
 
+    named = {m["sentence_id"]: _address_words(m, names) for _, m in items}
+
     def key(sm: tuple[float, dict[str, Any]]) -> tuple[int, float, int]:
         score, meta = sm
         weight = HEADING_WEIGHT if is_heading_record(meta) else 1.0
-        return (-_address_words(meta, names), -score * weight, meta["sentence_id"])
+        return (-named[meta["sentence_id"]], -score * weight, meta["sentence_id"])
 
     ordered = sorted(items, key=key)
     asked = [sm for sm in ordered if field and sm[1].get("field") == field]
     if not asked:
         return ordered
-    first = min(asked, key=lambda sm: (-_address_words(sm[1], names), sm[1]["sentence_id"]))
+    first = min(asked, key=lambda sm: (-named[sm[1]["sentence_id"]], sm[1]["sentence_id"]))
     return [first, *(sm for sm in ordered if sm is not first)]
 
 
@@ -880,7 +882,8 @@ def ask(
         # The match is measured without the question's frame words, as the coverage is: no
         # sentence need say "e-mail" or "sent" to answer "Who sent the e-mail about ...?",
         # yet with them the highest score it could reach counted their weight.
-        mqids = (query.question_ids(without_frame(question)) or qids) if qids else qids
+        # (a question about an e-mail was ranked without them already: ``ranking``)
+        mqids = qids if ranking != question or not qids else query.question_ids(without_frame(question)) or qids
         if use_idf is not True or mqids != qids:  # the ranking's scores are not those the match needs
             best = index.search(mqids, 1, idf=True, filters=f) if mqids else []
             sparc_top = best[0].score if best else None
