@@ -243,11 +243,11 @@ class PreviewPane(QWidget):
             # the answer is this header line ("Who sent ...?", an address): marked as a hit is,
             # and the people in it that the question named are shown however long the list
             answer_key = getattr(a.best, "field", "") or ""
-            answer_row = {"from": "From", "to": "To", "cc": "Cc"}.get(answer_key, "")
-            named = [a.best.passage[s:e] for s, e in a.best.highlights] if answer_row else []
             for label, key in (("From", "from"), ("To", "to"), ("Cc", "cc")):
                 if f.get(key):
-                    rows.append((label, short_people(f[key], 6, named if key == answer_key else ())))
+                    named = [a.best.passage[s:e] for s, e in a.best.highlights] if key == answer_key else []
+                    rows.append((label, short_people(f[key], 6, named)))
+                    answer_row = label if key == answer_key else answer_row
             rows.append(("Date", format_date(f.get("date") or a.date, with_time=True)))
             if f.get("mailbox"):
                 rows.append(("Mailbox", f["mailbox"]))
