@@ -40,7 +40,7 @@ DECAYS = (0.0, 0.1, 0.25, 0.5)
 #: The sets the choice is made on (halves), and those it must not cost more than ``SLACK``
 #: points of MRR@10 against the setting before it.
 CHOOSE_ON = ("cisi", "time")
-GUARD = ("email", "enron", "squad")
+GUARD = ("email", "enron", "maildir", "squad")
 SLACK = 1.0
 
 

@@ -200,8 +200,9 @@ all of their questions fits their noise. `python -m bench.doc_ranking
 bench/results/product-<stamp>.questions.jsonl` re-ranks a run's questions under a grid
 (weight 1.5, 2, 3, 4 × decay 0, 0.1, 0.25, 0.5) with the engine's own ranking function,
 splits CISI's and TIME's questions into two seeded halves (seed 12), picks the setting with
-the best MRR@10 summed over CISI and TIME on one half (among those costing e-mail, Enron and
-SQuAD at most 1 point of MRR@10 against the setting before, weight 2 and decay 0) and reports
+the best MRR@10 summed over CISI and TIME on one half (among those costing e-mail, Enron,
+maildir and SQuAD at most 1 point of MRR@10 against the setting before, weight 2 and decay 0;
+maildir joined that guard on 2026-11-25, and the same questions pick the same settings with it) and reports
 the other half (`bench/results/doc_ranking-20261124-212352.json`, over the questions of
 `product-20261124-212352`, whose figures this page's run repeats; MRR@10 / hit@1 Δ over BM25 per half, hit@1 Δ per set):
 
