@@ -110,6 +110,29 @@ def test_errors_and_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert exc.value.code == 2
     assert main(["watch", "--home", str(tmp_path / "h")]) == 1
     assert "no sources to watch" in capsys.readouterr().err
+    assert main(["index", "--home", str(tmp_path / "h"), "-q"]) == 2
+    assert "nothing to index yet" in capsys.readouterr().err
+
+
+def test_index_without_paths_updates_every_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``sparcdesk index`` alone brings every source added before up to date (as
+    ``recollindex`` does), so a user need not remember which folders they added."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    write(a / "otters.txt", "Sea otters hold hands while they sleep.")
+    write(b / "owls.txt", "Barn owls hunt by sound in complete darkness.")
+    home = ["--home", str(tmp_path / "home"), "--threads", "1", "-q"]
+    assert main(["index", str(a), str(b), *home]) == 0
+    capsys.readouterr()
+    write(b / "owls.txt", "Barn owls swallow their prey whole and cough up pellets.")
+    write(a / "bats.txt", "Bats find insects in the dark by echolocation.")
+    assert main(["index", *home]) == 0
+    assert "indexed 2 changed file(s)" in capsys.readouterr().out
+    assert main(["ask", "What do barn owls cough up?", "--json", *home[:-1]]) == 0
+    assert json.loads(capsys.readouterr().out)["answers"][0]["best"]["sentence"] == (
+        "Barn owls swallow their prey whole and cough up pellets."
+    )
+    assert main(["index", "--exclude", "*.tmp", *home]) == 2
+    assert "--exclude applies to the paths being added" in capsys.readouterr().err
 
 
 def test_gui_is_a_command_the_app_adds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -213,6 +213,15 @@ def cmd_index(args) -> int:
         engine.lock_wait_s = None if args.wait is not None and args.wait < 0 else (args.wait or 0.0)
         if args.commit_every:
             engine.commit_every = args.commit_every
+        if not args.paths:
+            # as recollindex does: no path brings every source up to date
+            if args.exclude:
+                print("--exclude applies to the paths being added: name them", file=sys.stderr)
+                return 2
+            if not engine.sources():
+                print("nothing to index yet: sparcdesk index PATH (a folder, mbox, Maildir or .eml)", file=sys.stderr)
+                return 2
+            return _run_index(engine, None, args.quiet)
         paths = [Path(p) for p in args.paths]
         for p in paths:
             engine.add_source(p, exclude=args.exclude or ())
@@ -571,8 +580,12 @@ def build_parser(added: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=version_text())
     sub = p.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("index", parents=[common], help="add folders or mail stores and index them")
-    s.add_argument("paths", nargs="+", help="folders, mbox files, Maildir folders, .eml files")
+    s = sub.add_parser(
+        "index", parents=[common], help="add folders or mail stores and index them (none: update every source)"
+    )
+    s.add_argument(
+        "paths", nargs="*", help="folders, mbox files, Maildir folders, .eml files (none: every source added before)"
+    )
     s.add_argument("--exclude", action="append", metavar="GLOB", help="skip matching paths (repeatable)")
     s.add_argument("--commit-every", type=int, default=None, metavar="N", help="commit every N sentences")
     s.add_argument(
