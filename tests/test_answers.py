@@ -563,6 +563,46 @@ def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypa
         assert ix.document_sentence_ids(str(src / "short.eml")) == short_ids  # nor a short list
 
 
+def test_an_index_from_before_semicolon_lists_is_upgraded(tmp_path, monkeypatch) -> None:
+    """A message whose To list is separated by semicolons was indexed with its first person
+    alone (records "4"); the next run over its sources reads the list whole, so a person
+    further down it is found by address, and the other files keep their vectors."""
+    import engine.indexer.produce as produce
+    import engine.ingest.mail as mail
+
+    src = tmp_path / "src"
+    src.mkdir()
+    people = [f"{first} {last} <{first.lower()}.{last.lower()}@corp.example>" for first, last in
+              (("Julie", "Long"), ("Franz", "Grunenberg"), ("Eric", "Ellwanger"), ("Laverne", "Thompson"),
+               ("Sophia", "Oneil"), ("Travis", "Cherry"), ("Gary", "Oliphant"), ("Idris", "Ahmad"))]  # fmt: skip
+    (src / "madness.eml").write_bytes(
+        (f"From: Beth Cherry <beth.cherry@corp.example>\r\nTo: {'; '.join(people)}\r\n"
+         "Subject: March Madness brackets\r\n\r\nBrackets are due on Friday at noon.\r\n").encode()
+    )  # fmt: skip
+    write_eml(src / "short.eml", "Ann Tully <ann.tully@corp.example>", "Bo Chen <bo.chen@corp.example>", "Lunch", "Noon.\n")
+    (src / "plain.txt").write_text("The lighthouse keeper logs every passing ship by name.\n", encoding="utf-8")
+    question = "What is the email address of Gary Oliphant?"
+    home = tmp_path / "home"
+    with monkeypatch.context() as m:  # the indexer as it was: the parsed header, records "4"
+        m.setattr(produce, "ISOLATE_EXTRACTION", False)  # the reading below is this process's
+        m.setattr(mail, "_address_list", mail._header)
+        m.setattr(prepare, "RECORDS_VERSION", "4")
+        m.setattr(run, "RECORDS_VERSION", "4")
+        with indexed(home, src) as e:
+            assert "gary.oliphant@corp.example" not in " ".join(a.best.sentence for a in e.ask(question))
+    with Engine(home=home, threads=1) as e:
+        index_dir = Path(e._cat().active_generation().index_dir)
+        with SentenceIndex.open(index_dir) as ix:
+            kept = {name: ix.document_sentence_ids(str(src / name)) for name in ("plain.txt", "short.eml")}
+        e.index()
+        top = e.ask(question)[0]
+        assert Path(top.path).name == "madness.eml" and top.best.field == "to"
+        assert "gary.oliphant@corp.example" in top.best.sentence, top.best.sentence
+    with SentenceIndex.open(index_dir) as ix:
+        assert ix.records_version == prepare.RECORDS_VERSION
+        assert {name: ix.document_sentence_ids(str(src / name)) for name in kept} == kept  # not re-encoded
+
+
 def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_path, monkeypatch) -> None:
     """Two files whose best sentence is the same: the one whose next sentence also says what
     is asked comes first by its sentence evidence alone (``DOC_DECAY``); by its best

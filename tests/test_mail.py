@@ -16,7 +16,7 @@ import pytest
 
 from engine.ingest.documents import EMAIL_FIELDS, Document, ExtractionError
 from engine.ingest.extract import extract, iter_extract
-from engine.ingest.mail import clean_body, iter_mailbox
+from engine.ingest.mail import addresses, clean_body, iter_mailbox, people_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -142,6 +142,31 @@ def test_fields_and_rfc2047_headers(tmp_path: Path) -> None:
         "mailbox": tmp_path.name,
     }
     assert doc.text == "The menu is attached."
+
+
+def test_a_recipient_list_separated_by_semicolons_keeps_every_person(tmp_path: Path) -> None:
+    """Outlook separates recipients with semicolons; the standard parser reads such a list
+    as its first person and drops the rest. Every person is kept, a "Last, First" name stays
+    one person, and lists that parse whole (a group, a quoted semicolon) are left as written."""
+    team = [f"Person{i} Surname{i} <p{i}@corp.example>" for i in range(12)]
+    raw = (
+        "From: Eric Ellwanger <eric@corp.example>\r\n"
+        f"To: Long, Julie <julie.long@corp.example>; {'; '.join(team)};\r\n"
+        " 'franz.grunenberg@corp.example'; Martine Poels\r\n"
+        "Cc: =?utf-8?q?J=C3=BCrgen_Beck?= <jb@corp.example>; Thompson, Laverne\r\n"
+        "Bcc: Team: a@corp.example, b@corp.example;\r\n"
+        "Subject: March Madness\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n\r\n"
+        "Brackets are due Friday.\r\n"
+    ).encode()
+    doc = extract(write_eml(tmp_path, raw))[0]
+    to = people_of(doc.fields["to"])
+    assert to == ['"Long, Julie" <julie.long@corp.example>', *team, "'franz.grunenberg@corp.example'", "Martine Poels"]
+    assert "p11@corp.example" in addresses(doc.fields["to"])
+    assert people_of(doc.fields["cc"]) == ["Jürgen Beck <jb@corp.example>", '"Thompson, Laverne"']
+    for header in ("Team: a@corp.example, b@corp.example;", '"Lee; Ann" <ann@corp.example>, bob@corp.example'):
+        raw = f"From: x@corp.example\r\nTo: {header}\r\nSubject: s\r\n\r\nBody.\r\n".encode()
+        assert extract(write_eml(tmp_path, raw, "group.eml"))[0].fields["to"] == header
 
 
 def test_thread_falls_back_to_in_reply_to_then_own_id(tmp_path: Path) -> None:

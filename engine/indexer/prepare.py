@@ -18,11 +18,13 @@ from engine.ingest.documents import Document, ExtractionError
 from engine.ingest.mail import addresses, sender_address
 from engine.ingest.segment import passages_of
 
-#: What a document becomes in the index. A new value re-encodes every document whose
-#: records it changes on the next run (2: e-mail header lines as sentences; 3: a file's
-#: name as a line of its own; 4: a long To/Cc list as several lines, see ``records_of``
-#: and ``engine.index.docindex.mail_header_lines``).
-RECORDS_VERSION = "4"
+#: What a document becomes in the index. A new value re-reads every file on the next run
+#: and re-encodes the documents whose records it changes (2: e-mail header lines as
+#: sentences; 3: a file's name as a line of its own; 4: a long To/Cc list as several lines,
+#: see ``records_of`` and ``engine.index.docindex.mail_header_lines``; 5: a To/Cc list
+#: separated by semicolons read whole, ``engine.ingest.mail.message_fields``: only such
+#: messages change, through their fields, so ``records_of`` stays as it was for all).
+RECORDS_VERSION = "5"
 
 
 def has_name_line(doc: Document) -> bool:

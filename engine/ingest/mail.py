@@ -6,7 +6,9 @@ quoted copies are in the store already). Forwarded content is the exception: it 
 came from outside the mailbox, so it is kept (minus its header lines) -- Enron's Lotus
 Notes "Forwarded by" blocks and Outlook "FW:" messages are often nothing but that.
 
-Headers are decoded (RFC 2047) into ``Document.fields``; ``thread`` groups a conversation
+Headers are decoded (RFC 2047) into ``Document.fields`` (a To or Cc list separated by
+semicolons, as Outlook writes them, whole: the standard parser keeps its first person
+alone); ``thread`` groups a conversation
 under the first Message-ID of References. Attachments in a supported format become
 Documents of their own pointing at the message. In an mbox file or Maildir folder a bad
 message is yielded as an ExtractionError and the rest of the store goes on.
@@ -20,7 +22,7 @@ import os
 import re
 from collections.abc import Iterator
 from datetime import timezone
-from email import policy
+from email import errors, policy
 from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
@@ -202,13 +204,69 @@ def _header(msg: Message, name: str) -> str:
         text = "" if value is None else str(value)
     except Exception as exc:  # the email package raises many types on a malformed header
         log.debug("header %s decoded by hand: %s: %s", name, type(exc).__name__, exc)
-        raw = next((v for k, v in msg.raw_items() if k.lower() == name.lower()), "")
+        raw = _raw_header(msg, name) or ""
         try:
-            text = str(make_header(decode_header(str(raw))))
+            text = str(make_header(decode_header(raw)))
         except Exception as raw_exc:
             log.debug("header %s kept as it is: %s: %s", name, type(raw_exc).__name__, raw_exc)
             text = str(raw)
     return " ".join(text.split())
+
+
+def _raw_header(msg: Message, name: str) -> str | None:
+    raw = next((v for k, v in msg.raw_items() if k.lower() == name.lower()), None)
+    return None if raw is None else str(raw)
+
+
+def _semicolon_list(value: str) -> str:
+    """A list separated by semicolons as RFC 5322 writes it: its people separated by commas,
+    and a name holding a comma ("Long, Julie", as Outlook writes names) quoted so that it
+    stays one person."""
+    items: list[str] = []
+    cur: list[str] = []
+    quoted = angled = False
+    for c in value + ";":
+        if c == '"' and not angled:
+            quoted = not quoted
+        elif c == "<" and not quoted:
+            angled = True
+        elif c == ">" and not quoted:
+            angled = False
+        if c == ";" and not quoted and not angled:
+            items.append(" ".join("".join(cur).split()).strip(", "))
+            cur = []
+        else:
+            cur.append(c)
+    out = []
+    for item in filter(None, items):
+        name, bracket, rest = item.partition("<")
+        if "," in name and "@" not in name and '"' not in name:
+            item = f'"{name.strip()}"' + (f" <{rest}" if bracket else "")
+        out.append(item)
+    return ", ".join(out)
+
+
+def _address_list(msg: Message, name: str) -> str:
+    """A To or Cc header as one line. A list separated by semicolons (Outlook writes them;
+    RFC 5322 wants commas) parses as its first person alone, and the rest of the list would be
+    lost: then the header is read by hand as such a list (``_semicolon_list``). Only such a
+    list changes: a header that parses whole keeps its parsed text."""
+    text = _header(msg, name)
+    raw = _raw_header(msg, name)
+    if raw is None or ";" not in raw:
+        return text
+    try:
+        defects = getattr(msg[name], "defects", ())
+    except Exception:  # the parser choked: _header read it by hand already
+        defects = ()
+    if not any(isinstance(d, errors.InvalidHeaderDefect) for d in defects):
+        return text  # parsed whole: a group ("Team: a@x.org, b@x.org;") or a quoted ";"
+    try:
+        decoded = str(make_header(decode_header(raw)))
+    except Exception as exc:  # a malformed encoded word: the list as written
+        log.debug("header %s kept as it is: %s: %s", name, type(exc).__name__, exc)
+        decoded = raw
+    return _semicolon_list(decoded)
 
 
 def _ids(value: str) -> list[str]:
@@ -242,8 +300,8 @@ def message_fields(msg: Message, mailbox: str) -> dict[str, str]:
     thread = (references or in_reply_to or [message_id])[0]
     return {
         "from": _header(msg, "From"),
-        "to": _header(msg, "To"),
-        "cc": _header(msg, "Cc"),
+        "to": _address_list(msg, "To"),
+        "cc": _address_list(msg, "Cc"),
         "date": _iso_date(msg),
         "subject": _header(msg, "Subject"),
         "message_id": message_id,
