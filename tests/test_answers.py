@@ -585,7 +585,7 @@ def test_an_index_from_before_semicolon_lists_is_upgraded(tmp_path, monkeypatch)
     home = tmp_path / "home"
     with monkeypatch.context() as m:  # the indexer as it was: the parsed header, records "4"
         m.setattr(produce, "ISOLATE_EXTRACTION", False)  # the reading below is this process's
-        m.setattr(mail, "_address_list", mail._header)
+        m.setattr(mail, "_address_header", mail._header)
         m.setattr(prepare, "RECORDS_VERSION", "4")
         m.setattr(run, "RECORDS_VERSION", "4")
         with indexed(home, src) as e:

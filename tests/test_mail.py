@@ -144,10 +144,11 @@ def test_fields_and_rfc2047_headers(tmp_path: Path) -> None:
     assert doc.text == "The menu is attached."
 
 
-def test_a_recipient_list_separated_by_semicolons_keeps_every_person(tmp_path: Path) -> None:
+def test_address_headers_the_parser_finds_invalid_keep_every_person(tmp_path: Path) -> None:
     """Outlook separates recipients with semicolons; the standard parser reads such a list
     as its first person and drops the rest. Every person is kept, a "Last, First" name stays
-    one person, and lists that parse whole (a group, a quoted semicolon) are left as written."""
+    one person, and headers that parse cleanly (a group, a quoted semicolon) keep their
+    parsed text."""
     team = [f"Person{i} Surname{i} <p{i}@corp.example>" for i in range(12)]
     raw = (
         "From: Eric Ellwanger <eric@corp.example>\r\n"
@@ -164,6 +165,15 @@ def test_a_recipient_list_separated_by_semicolons_keeps_every_person(tmp_path: P
     assert to == ['"Long, Julie" <julie.long@corp.example>', *team, "'franz.grunenberg@corp.example'", "Martine Poels"]
     assert "p11@corp.example" in addresses(doc.fields["to"])
     assert people_of(doc.fields["cc"]) == ["Jürgen Beck <jb@corp.example>", '"Thompson, Laverne"']
+    # other headers the parser finds invalid lose people or addresses too: read as written
+    raw = (
+        b"From: Ann Lee [ann.lee@corp.example]\r\nTo: bo@corp.example (Bo Chen), <cy@corp.example> Cy Diaz\r\n"
+        b"Subject: s\r\n\r\nBody.\r\n"
+    )
+    fields = extract(write_eml(tmp_path, raw, "odd.eml"))[0].fields
+    assert (fields["from"], fields["to"]) == (
+        "Ann Lee [ann.lee@corp.example]", "bo@corp.example (Bo Chen), <cy@corp.example> Cy Diaz"
+    )
     for header in ("Team: a@corp.example, b@corp.example;", '"Lee; Ann" <ann@corp.example>, bob@corp.example'):
         raw = f"From: x@corp.example\r\nTo: {header}\r\nSubject: s\r\n\r\nBody.\r\n".encode()
         assert extract(write_eml(tmp_path, raw, "group.eml"))[0].fields["to"] == header

@@ -6,9 +6,9 @@ quoted copies are in the store already). Forwarded content is the exception: it 
 came from outside the mailbox, so it is kept (minus its header lines) -- Enron's Lotus
 Notes "Forwarded by" blocks and Outlook "FW:" messages are often nothing but that.
 
-Headers are decoded (RFC 2047) into ``Document.fields`` (a To or Cc list separated by
-semicolons, as Outlook writes them, whole: the standard parser keeps its first person
-alone); ``thread`` groups a conversation
+Headers are decoded (RFC 2047) into ``Document.fields``; an address header the standard
+parser finds invalid (a list separated by semicolons, as Outlook writes them) is read by
+hand, as the parser would drop people from it; ``thread`` groups a conversation
 under the first Message-ID of References. Attachments in a supported format become
 Documents of their own pointing at the message. In an mbox file or Maildir folder a bad
 message is yielded as an ExtractionError and the rest of the store goes on.
@@ -246,27 +246,30 @@ def _semicolon_list(value: str) -> str:
     return ", ".join(out)
 
 
-def _address_list(msg: Message, name: str) -> str:
-    """A To or Cc header as one line. A list separated by semicolons (Outlook writes them;
-    RFC 5322 wants commas) parses as its first person alone, and the rest of the list would be
-    lost: then the header is read by hand as such a list (``_semicolon_list``). Only such a
-    list changes: a header that parses whole keeps its parsed text."""
+def _address_header(msg: Message, name: str) -> str:
+    """A From, To or Cc header as one line, every person in it. A header the parser finds
+    invalid comes back from it with people or addresses dropped: a list separated by
+    semicolons (Outlook writes them; RFC 5322 wants commas) as its first person alone,
+    "Ann [ann@x.org]" as "Ann", "a@x.org (Ann), <b@x.org> Bob" without the names. Such a
+    header is read by hand instead: decoded as written, a semicolon list as a comma list
+    (``_semicolon_list``). A header that parses cleanly keeps its parsed text."""
     text = _header(msg, name)
     raw = _raw_header(msg, name)
-    if raw is None or ";" not in raw:
+    if raw is None:
         return text
     try:
         defects = getattr(msg[name], "defects", ())
     except Exception:  # the parser choked: _header read it by hand already
-        defects = ()
+        return text
     if not any(isinstance(d, errors.InvalidHeaderDefect) for d in defects):
-        return text  # parsed whole: a group ("Team: a@x.org, b@x.org;") or a quoted ";"
+        return text  # parsed whole (a group "Team: a@x.org, b@x.org;", a quoted ";" too)
     try:
         decoded = str(make_header(decode_header(raw)))
-    except Exception as exc:  # a malformed encoded word: the list as written
+    except Exception as exc:  # a malformed encoded word: the header as written
         log.debug("header %s kept as it is: %s: %s", name, type(exc).__name__, exc)
         decoded = raw
-    return _semicolon_list(decoded)
+    decoded = " ".join(decoded.split())
+    return _semicolon_list(decoded) if ";" in decoded else decoded
 
 
 def _ids(value: str) -> list[str]:
@@ -299,9 +302,9 @@ def message_fields(msg: Message, mailbox: str) -> dict[str, str]:
     message_id = message_ids[0] if message_ids else ""
     thread = (references or in_reply_to or [message_id])[0]
     return {
-        "from": _header(msg, "From"),
-        "to": _address_list(msg, "To"),
-        "cc": _address_list(msg, "Cc"),
+        "from": _address_header(msg, "From"),
+        "to": _address_header(msg, "To"),
+        "cc": _address_header(msg, "Cc"),
         "date": _iso_date(msg),
         "subject": _header(msg, "Subject"),
         "message_id": message_id,
