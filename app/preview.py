@@ -225,7 +225,7 @@ class PreviewPane(QWidget):
         self.meta.setText(self._meta_html(answer))
         f = answer.fields or {}
         self.meta.setToolTip(
-            "\n".join(f"{k.title()}: {f[k]}" for k in ("from", "to", "cc") if f.get(k))
+            "\n".join(f"{k.title()}: {f[k]}" for k in ("from", "to", "cc", "bcc") if f.get(k))
             if answer.kind == "email"
             else answer.path
         )
@@ -243,7 +243,7 @@ class PreviewPane(QWidget):
             # the answer is this header line ("Who sent ...?", an address): marked as a hit is,
             # and the people in it that the question named are shown however long the list
             answer_key = getattr(a.best, "field", "") or ""
-            for label, key in (("From", "from"), ("To", "to"), ("Cc", "cc")):
+            for label, key in (("From", "from"), ("To", "to"), ("Cc", "cc"), ("Bcc", "bcc")):
                 if f.get(key):
                     named = [a.best.passage[s:e] for s, e in a.best.highlights] if key == answer_key else []
                     rows.append((label, short_people(f[key], 6, named)))

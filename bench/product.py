@@ -785,13 +785,14 @@ def doc_key(answer: Any, folder: Path) -> str:
 
 def document_text(path: Path, mail: bool = False) -> str:
     """A generated file's text for BM25: for e-mail (an .eml, or any file with ``mail``: a
-    Maildir's files have no extension) the From/To/Cc/Subject header lines (with display
-    names and addresses; X-From/X-To/X-cc too, the Maildir display forms) and the body; any
-    other file as it is."""
+    Maildir's files have no extension) the From/To/Cc/Bcc/Subject header lines (with display
+    names and addresses; X-From/X-To/X-cc/X-bcc too, the Maildir display forms) and the body;
+    any other file as it is."""
     if path.suffix != ".eml" and not mail:
         return path.read_text(encoding="utf-8")
     msg = parse_message(path)
-    lines = [f"{h}: {msg[h]}" for h in ("From", "To", "Cc", "Subject", "X-From", "X-To", "X-cc") if msg[h]]
+    heads = ("From", "To", "Cc", "Bcc", "Subject", "X-From", "X-To", "X-cc", "X-bcc")
+    lines = [f"{h}: {msg[h]}" for h in heads if msg[h]]
     return "\n".join(lines) + "\n\n" + body_text(msg)
 
 

@@ -30,7 +30,7 @@ from engine.index.docindex import mail_header_lines
 from engine.index.sentences import SentenceIndex
 from engine.ingest.mail import people_of
 from engine.model.encoder import default_bundle_dir
-from engine.search.answers import is_heading
+from engine.search.answers import SearchFilters, is_heading
 
 
 def indexed(home: Path, *sources: Path) -> Engine:
@@ -563,10 +563,11 @@ def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypa
         assert ix.document_sentence_ids(str(src / "short.eml")) == short_ids  # nor a short list
 
 
-def test_an_index_from_before_semicolon_lists_is_upgraded(tmp_path, monkeypatch) -> None:
-    """A message whose To list is separated by semicolons was indexed with its first person
-    alone (records "4"); the next run over its sources reads the list whole, so a person
-    further down it is found by address, and the other files keep their vectors."""
+def test_an_index_from_before_bcc_and_semicolon_lists_is_upgraded(tmp_path, monkeypatch) -> None:
+    """An index from records "4": a To list separated by semicolons held its first person
+    alone, and no message had its Bcc list indexed. The next run over the sources reads both
+    whole, so a person further down the list, or only on a Bcc line (the sender's copy of a
+    message), is found by address; the other files keep their vectors."""
     import engine.indexer.produce as produce
     import engine.ingest.mail as mail
 
@@ -579,25 +580,46 @@ def test_an_index_from_before_semicolon_lists_is_upgraded(tmp_path, monkeypatch)
         (f"From: Beth Cherry <beth.cherry@corp.example>\r\nTo: {'; '.join(people)}\r\n"
          "Subject: March Madness brackets\r\n\r\nBrackets are due on Friday at noon.\r\n").encode()
     )  # fmt: skip
+    (src / "sent.eml").write_bytes(
+        b"From: Jason Wolfe <jason.wolfe@corp.example>\r\nTo: Larry Hunter <larry.hunter@corp.example>\r\n"
+        b"Bcc: Ellen Wallumrod <ellen.wallumrod@corp.example>, Derek Bailey <derek.bailey@corp.example>\r\n"
+        b"Subject: Storage report\r\n\r\nThe storage report is attached.\r\n"
+    )
     write_eml(src / "short.eml", "Ann Tully <ann.tully@corp.example>", "Bo Chen <bo.chen@corp.example>", "Lunch", "Noon.\n")
     (src / "plain.txt").write_text("The lighthouse keeper logs every passing ship by name.\n", encoding="utf-8")
-    question = "What is the email address of Gary Oliphant?"
+    questions = {
+        "What is the email address of Gary Oliphant?": ("madness.eml", "to", "gary.oliphant@corp.example"),
+        "What is the email address of Derek Bailey?": ("sent.eml", "bcc", "derek.bailey@corp.example"),
+    }
     home = tmp_path / "home"
-    with monkeypatch.context() as m:  # the indexer as it was: the parsed header, records "4"
+    real_fields = mail.message_fields
+
+    def fields_before(msg, mailbox):  # records "4" read neither
+        f = real_fields(msg, mailbox)
+        f.pop("bcc")
+        return {**f, "to": mail._header(msg, "To")}
+
+    with monkeypatch.context() as m:
         m.setattr(produce, "ISOLATE_EXTRACTION", False)  # the reading below is this process's
-        m.setattr(mail, "_address_header", mail._header)
+        m.setattr(mail, "message_fields", fields_before)
         m.setattr(prepare, "RECORDS_VERSION", "4")
         m.setattr(run, "RECORDS_VERSION", "4")
         with indexed(home, src) as e:
-            assert "gary.oliphant@corp.example" not in " ".join(a.best.sentence for a in e.ask(question))
+            for question, (_, _, address) in questions.items():
+                assert address not in " ".join(a.best.sentence for a in e.ask(question))
     with Engine(home=home, threads=1) as e:
         index_dir = Path(e._cat().active_generation().index_dir)
         with SentenceIndex.open(index_dir) as ix:
             kept = {name: ix.document_sentence_ids(str(src / name)) for name in ("plain.txt", "short.eml")}
         e.index()
-        top = e.ask(question)[0]
-        assert Path(top.path).name == "madness.eml" and top.best.field == "to"
-        assert "gary.oliphant@corp.example" in top.best.sentence, top.best.sentence
+        for question, (name, field, address) in questions.items():
+            answers = e.ask(question)
+            top = answers[0]
+            assert (Path(top.path).name, top.best.field) == (name, field), (question, top.best.sentence)
+            assert address in top.best.sentence and answers.answered, top.best.sentence
+        sent = e.ask("storage report", filters=SearchFilters(sender="jason"))[0]
+        assert sent.fields["bcc"] == "ellen.wallumrod@corp.example, derek.bailey@corp.example"
+        assert Path(e.ask("to:derek storage report")[0].path).name == "sent.eml"  # a Bcc recipient is one
     with SentenceIndex.open(index_dir) as ix:
         assert ix.records_version == prepare.RECORDS_VERSION
         assert {name: ix.document_sentence_ids(str(src / name)) for name in kept} == kept  # not re-encoded

@@ -237,6 +237,7 @@ def test_an_answering_recipient_far_down_a_long_to_list_is_shown_in_the_header(q
     msg = EmailMessage()
     msg["From"] = "Facilities <facilities@example.org>"
     msg["To"] = ", ".join(people)
+    msg["Bcc"] = "Zed Quinn <zed.quinn@example.org>"
     msg["Subject"] = "Office move"
     msg["Date"] = "Tue, 01 May 2001 09:30:00 +0000"
     msg["Message-ID"] = "<move@example.org>"
@@ -255,6 +256,13 @@ def test_an_answering_recipient_far_down_a_long_to_list_is_shown_in_the_header(q
     row = html.unescape(marked.group(1))
     assert "priya.raman@example.org" in row and row.endswith(" +4"), row
     assert row.startswith("ann.lee@example.org, bo.chen@example.org"), row  # the others: the first
+    # the sender's copy keeps its Bcc list: a row of its own, marked when it answers
+    first = type_question(qtbot, window, "What is the email address of Zed Quinn?").answers[0]
+    assert first.best.field == "bcc"
+    qtbot.waitUntil(lambda: "zed.quinn" in window.preview.meta.text(), timeout=WAIT_MS)
+    meta = window.preview.meta.text()
+    marked = re.search(r">Bcc</td><td><span style=\"background:#ffd54f[^>]*>([^<]*)</span>", meta)
+    assert marked and html.unescape(marked.group(1)) == "zed.quinn@example.org", meta
 
 
 def test_search_runs_off_the_gui_thread(qtbot, open_window, sample_home):

@@ -119,6 +119,7 @@ def test_fields_and_rfc2047_headers(tmp_path: Path) -> None:
         b"From: =?iso-8859-1?q?Ren=E9_Dupont?= <rene@example.fr>\r\n"
         b"To: =?utf-8?b?Sm9zw6k=?= <jose@example.es>, bob@example.com\r\n"
         b"Cc: carol@example.com\r\n"
+        b"Bcc: Dora Eng <dora@example.com>\r\n"
         b"Subject: =?utf-8?q?Caf=C3=A9_menu_for_Fr?= =?utf-8?q?iday?=\r\n"
         b"Date: Fri, 03 Mar 2023 18:30:00 +0100\r\n"
         b"Message-ID: <c3@example.fr>\r\n"
@@ -133,6 +134,7 @@ def test_fields_and_rfc2047_headers(tmp_path: Path) -> None:
         "from": "René Dupont <rene@example.fr>",
         "to": "José <jose@example.es>, bob@example.com",
         "cc": "carol@example.com",
+        "bcc": "Dora Eng <dora@example.com>",
         "date": "2023-03-03T17:30:00+00:00",
         "subject": "Café menu for Friday",
         "message_id": "c3@example.fr",

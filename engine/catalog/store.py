@@ -145,6 +145,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX idx_messages_mailbox ON messages(mailbox, file)",
         ),
     ),
+    Migration(
+        3,
+        "a message's Bcc addresses (engine.ingest.mail.message_fields): the sender's copy of a"
+        " message keeps them, and the preview shows them; rows from before hold none until"
+        " their message is indexed again (records version 5 re-reads every file once)",
+        ('ALTER TABLE "messages" ADD COLUMN "bcc_addrs" TEXT',),
+    ),
 )
 #: The catalog's schema, kept in SQLite's ``user_version``: the last step of
 #: :data:`MIGRATIONS`. Opening a catalog of an older schema applies the steps it lacks; one
@@ -245,6 +252,7 @@ class MessageRow:
     date: int | None = None
     subject: str = ""
     mailbox: str = ""
+    bcc_addrs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -709,7 +717,7 @@ class Catalog:
         with self.transaction():
             self._conn.executemany(
                 """INSERT OR REPLACE INTO messages (key, file, message_id, thread, from_addr, to_addrs,
-                   cc_addrs, date, subject, mailbox) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   cc_addrs, date, subject, mailbox, bcc_addrs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 [
                     (
                         m.key,
@@ -722,6 +730,7 @@ class Catalog:
                         m.date,
                         m.subject,
                         m.mailbox,
+                        json.dumps(list(m.bcc_addrs)),
                     )
                     for m in messages
                 ],
@@ -777,6 +786,7 @@ class Catalog:
             r["date"],
             r["subject"] or "",
             r["mailbox"] or "",
+            json.loads(r.get("bcc_addrs") or "[]"),
         )
 
     def message(self, key: str) -> MessageRow | None:

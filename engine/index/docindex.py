@@ -86,7 +86,7 @@ def add_filter_fields(sb: tantivy.SchemaBuilder) -> None:
     sb.add_text_field("mailbox", tokenizer_name="raw", index_option="basic")
 
 
-#: A To or Cc list is cut into lines of at most this many people and ``LINE_CHARS``
+#: A To, Cc or Bcc list is cut into lines of at most this many people and ``LINE_CHARS``
 #: characters, each indexed (and encoded) as a sentence of its own. The encoder reads at
 #: most half its ``max_length`` word pieces of a sentence (64 for sparc-tiny,
 #: ``engine.model.features.build_features``), which 140 characters of addresses stay within
@@ -112,13 +112,13 @@ def _cut(label: str, people: list[str]) -> list[str]:
 
 def mail_header_lines(fields: Mapping[str, str]) -> list[tuple[str, str]]:
     """The header lines of a message that a person searches by: ``(field, "From: ...")``;
-    a long To or Cc list as several lines (``PEOPLE_PER_LINE``, ``LINE_CHARS``)."""
+    a long To, Cc or Bcc list as several lines (``PEOPLE_PER_LINE``, ``LINE_CHARS``)."""
     out: list[tuple[str, str]] = []
-    for name, label in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("subject", "Subject")):
+    for name, label in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("bcc", "Bcc"), ("subject", "Subject")):
         value = " ".join((fields.get(name) or "").split())
         if not value:
             continue
-        if name in ("to", "cc"):
+        if name in ("to", "cc", "bcc"):
             out += [(name, line) for line in _cut(label, people_of(value))]
         else:
             out.append((name, f"{label}: {value}"))

@@ -21,9 +21,9 @@ from engine.ingest.segment import passages_of
 #: What a document becomes in the index. A new value re-reads every file on the next run
 #: and re-encodes the documents whose records it changes (2: e-mail header lines as
 #: sentences; 3: a file's name as a line of its own; 4: a long To/Cc list as several lines,
-#: see ``records_of`` and ``engine.index.docindex.mail_header_lines``; 5: a To/Cc list
-#: separated by semicolons read whole, ``engine.ingest.mail.message_fields``: only such
-#: messages change, through their fields, so ``records_of`` stays as it was for all).
+#: see ``records_of`` and ``engine.index.docindex.mail_header_lines``; 5: a message's Bcc
+#: list as lines of its own, and an address header the standard parser finds invalid read
+#: whole, ``engine.ingest.mail.message_fields``: only messages with such headers change).
 RECORDS_VERSION = "5"
 
 
@@ -38,9 +38,12 @@ def records_of(doc: Document) -> str:
     most ``RECORDS_VERSION``). It is part of the document's digest, so a new version
     re-encodes only the documents whose records it changes."""
     if doc.kind == "email":
-        # header lines came with 2; a To/Cc list cut into several lines with 4, so upgrading
-        # re-encodes only the messages that have such a list (on a large mailbox most have not)
+        # header lines came with 2; a To/Cc list cut into several lines with 4, Bcc lines with
+        # 5, so upgrading re-encodes only the messages that have such a list or a Bcc header
+        # (on a large mailbox most have neither)
         names = [name for name, _ in mail_header_lines(doc.fields)]
+        if "bcc" in names:
+            return str(min(5, int(RECORDS_VERSION)))
         cut = names.count("to") > 1 or names.count("cc") > 1
         return str(min(4 if cut else 2, int(RECORDS_VERSION)))
     return "3" if has_name_line(doc) else ""  # a file's name line came with 3
@@ -65,6 +68,13 @@ def iso_to_epoch(value: str | None) -> int | None:
     return int(dt.timestamp())
 
 
+def _digested_fields(fields: dict[str, str]) -> dict[str, str]:
+    """``fields`` as the digest reads them: a field added after messages were indexed
+    ("bcc", records 5) counts only where set, so a message without one keeps its digest and
+    its vectors."""
+    return {k: v for k, v in fields.items() if v or k != "bcc"}
+
+
 def document_digest(doc: Document, records: str | None = None) -> str:
     """Digest of what the index holds of ``doc``; ``records``: as of that records version
     (default: the current one, ``records_of``)."""
@@ -75,7 +85,7 @@ def document_digest(doc: Document, records: str | None = None) -> str:
         doc.kind,
         doc.title,
         doc.parent_key or "",
-        json.dumps(doc.fields, sort_keys=True),
+        json.dumps(_digested_fields(doc.fields), sort_keys=True),
         doc.text,
     ):
         h.update(part.encode("utf-8", "surrogatepass"))
@@ -112,7 +122,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     if doc.kind == "email":
         mail[doc.key] = f
     sender = sender_address(origin.get("from", ""))
-    recipients = addresses(origin.get("to", "")) + addresses(origin.get("cc", ""))
+    recipients = [a for name in ("to", "cc", "bcc") for a in addresses(origin.get(name, ""))]
     date = iso_to_epoch(f.get("date") or origin.get("date"))
     # What every record of the document carries (display and filter fields).
     common: dict[str, Any] = {
@@ -182,7 +192,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             sender=sender,
             mailbox=origin.get("mailbox", ""),
             from_text=origin.get("from", ""),
-            to_text=" ".join(x for x in (origin.get("to", ""), origin.get("cc", "")) if x),
+            to_text=" ".join(x for x in (origin.get("to", ""), origin.get("cc", ""), origin.get("bcc", "")) if x),
             subject=origin.get("subject", ""),
             name=Path(doc.path).name if doc.path and doc.kind != "email" else "",
         )
@@ -199,6 +209,7 @@ def message_row(doc: Document, unit: str) -> MessageRow:
         from_addr=f.get("from", ""),
         to_addrs=addresses(f.get("to", "")) or ([f["to"]] if f.get("to") else []),
         cc_addrs=addresses(f.get("cc", "")) or ([f["cc"]] if f.get("cc") else []),
+        bcc_addrs=addresses(f.get("bcc", "")) or ([f["bcc"]] if f.get("bcc") else []),
         date=iso_to_epoch(f.get("date")),
         subject=f.get("subject", ""),
         mailbox=f.get("mailbox", ""),

@@ -30,6 +30,7 @@ EMAIL_FIELDS = (
     "from",
     "to",
     "cc",
+    "bcc",
     "date",
     "subject",
     "message_id",

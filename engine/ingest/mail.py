@@ -247,7 +247,7 @@ def _semicolon_list(value: str) -> str:
 
 
 def _address_header(msg: Message, name: str) -> str:
-    """A From, To or Cc header as one line, every person in it. A header the parser finds
+    """A From, To, Cc or Bcc header as one line, every person in it. A header the parser finds
     invalid comes back from it with people or addresses dropped: a list separated by
     semicolons (Outlook writes them; RFC 5322 wants commas) as its first person alone,
     "Ann [ann@x.org]" as "Ann", "a@x.org (Ann), <b@x.org> Bob" without the names. Such a
@@ -305,6 +305,7 @@ def message_fields(msg: Message, mailbox: str) -> dict[str, str]:
         "from": _address_header(msg, "From"),
         "to": _address_header(msg, "To"),
         "cc": _address_header(msg, "Cc"),
+        "bcc": _address_header(msg, "Bcc"),  # the sender's own copy of a message keeps it
         "date": _iso_date(msg),
         "subject": _header(msg, "Subject"),
         "message_id": message_id,
@@ -646,7 +647,7 @@ def sender_address(value: str) -> str:
 
 
 def addresses(value: str) -> list[str]:
-    """The addresses of a To/Cc header."""
+    """The addresses of a To, Cc or Bcc header."""
     return [a for _, a in getaddresses([value or ""]) if a]
 
 

@@ -454,6 +454,7 @@ def document_fields(meta: dict[str, Any], catalog: _CatalogLike | None) -> dict[
                     "from": msg.from_addr,
                     "to": ", ".join(msg.to_addrs),
                     "cc": ", ".join(msg.cc_addrs),
+                    "bcc": ", ".join(msg.bcc_addrs),
                     "subject": msg.subject,
                     "mailbox": msg.mailbox,
                     "message_id": msg.message_id,
@@ -666,7 +667,7 @@ def _address_words(meta: dict[str, Any], names: frozenset[str]) -> int:
     text = meta.get("text") or ""
     if not names or not _EMAIL_ADDRESS.search(text):
         return 0
-    people = people_of(text.split(":", 1)[1]) if meta.get("field") in ("from", "to", "cc") else [text]
+    people = people_of(text.split(":", 1)[1]) if meta.get("field") in ("from", "to", "cc", "bcc") else [text]
     return max((len(names & {w.lower() for w in _WORD.findall(p)}) for p in people), default=0)
 
 

@@ -5,7 +5,7 @@ What people know from Recoll and web search::
     "exact phrase"        documents that hold the phrase (also ranks by its words)
     -word  -"a phrase"    documents without it
     a OR b                either restriction (between phrases or fields)
-    from:ann  to:bob      sender / recipient (To or Cc) name or address part
+    from:ann  to:bob      sender / recipient (To, Cc or Bcc) name or address part
     subject:budget        words of an e-mail's subject
     name:roadmap          words of a file name
     ext:pdf  type:email   file extension / kind of document
@@ -41,7 +41,7 @@ SYNTAX_HELP: tuple[tuple[str, str], ...] = (
     ('"exact phrase"', "only documents that hold the phrase (if none does: its words, said so)"),
     ("-word, -\"a phrase\"", "leave out documents that hold it"),
     ('"a b" OR "c d"', "either one (between phrases or fields)"),
-    ("from:ann, to:bob", "sender / recipient (To or Cc): a name or part of the address"),
+    ("from:ann, to:bob", "sender / recipient (To, Cc or Bcc): a name or part of the address"),
     ("subject:budget", "words of an e-mail's subject"),
     ("name:roadmap", "words of a file name"),
     ("ext:pdf, type:email", "file extension / kind of document"),
