@@ -249,6 +249,7 @@ class PreviewPane(QWidget):
                     rows.append((label, short_people(f[key], 6, named)))
                     answer_row = label if key == answer_key else answer_row
             rows.append(("Date", format_date(f.get("date") or a.date, with_time=True)))
+            answer_row = "Date" if answer_key == "date" else answer_row  # "When was it sent?"
             if f.get("mailbox"):
                 rows.append(("Mailbox", f["mailbox"]))
         else:

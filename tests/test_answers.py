@@ -119,6 +119,23 @@ def mail_engine(tmp_path_factory: pytest.TempPathFactory):
     engine.close()
 
 
+def test_when_a_message_was_sent_is_answered_by_its_date(mail_engine: Engine) -> None:
+    """"When was the e-mail about ... sent?" asks for a field no sentence holds: the answer is
+    the message's date (write_eml dates each message 1 May 2001 + day, 09:30 UTC), and what
+    matched follows it; a question about a file's "when" is answered from its text."""
+    for question in (
+        "When was the e-mail about the glacier survey trucks sent?",
+        "What day did Pedro Alves send the message about the base camp?",
+    ):
+        answers = mail_engine.ask(question)
+        top = answers[0]
+        assert Path(top.path).name == "survey.eml", (question, [a.best.sentence for a in answers])
+        assert (top.best.field, top.best.sentence) == ("date", "Date: Thu, 03 May 2001 09:30:00 +0000")
+        assert top.doc_start == -1 and any("survey" in h.sentence and not h.field for h in top.others), top.others
+    trip = mail_engine.ask("When did we spend a week on the bikes?")[0]
+    assert Path(trip.path).name == "holiday.md" and trip.best.field == "" and "Grenoble" in trip.best.sentence
+
+
 def test_address_of_a_person_is_found_from_a_header(mail_engine: Engine) -> None:
     answers = mail_engine.ask("What is the email address of Rosalind Okafor?")
     assert answers.answered

@@ -223,6 +223,18 @@ def test_a_header_line_answer_is_marked_in_the_header_not_in_the_text(qtbot, ope
     assert preview.current == 0 and preview.highlighted_text()
 
 
+def test_a_date_answer_is_marked_in_the_header(qtbot, open_window, sample_home):
+    """"When was the e-mail ... sent?" is answered by the message's date: the result says it
+    and the preview marks the Date row."""
+    window = open_window(sample_home.home)
+    question = "When was the e-mail about the XMS Expense Management System sent?"
+    first = type_question(qtbot, window, question).answers[0]
+    assert first.best.field == "date" and first.best.sentence == "Date: Thu, 08 Feb 2001 00:29:00 +0000"
+    wait_preview(qtbot, window)
+    marked = re.search(r">Date</td><td><span style=\"background:#ffd54f[^>]*>([^<]*)</span>", window.preview.meta.text())
+    assert marked and "2001" in marked.group(1), window.preview.meta.text()
+
+
 def test_an_answering_recipient_far_down_a_long_to_list_is_shown_in_the_header(qtbot, open_window, tmp_path):
     """The preview's To row shows six people; when the question's answer is the ninth, the
     row shows that person (marked) among them rather than hiding them behind "+N"."""

@@ -20,7 +20,7 @@ import datetime as _dt
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from email.utils import parseaddr
+from email.utils import format_datetime, parseaddr
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -223,7 +223,9 @@ class Hit:
     highlights: list[tuple[int, int]] = field(default_factory=list)
     sentence_id: int = -1
     #: When the sentence is one of an e-mail's header lines: which (``from``, ``to``,
-    #: ``cc``, ``subject``), so it is shown as that field; empty for a sentence of the text.
+    #: ``cc``, ``bcc``, ``subject``; ``date`` for the message's date stated as the answer of
+    #: "When was it sent?", ``date_hit``, which no index line holds: ``sentence_id`` -1), so
+    #: it is shown as that field; empty for a sentence of the text.
     field: str = ""
 
 
@@ -643,9 +645,30 @@ _FIELD_QUESTIONS = (
 )
 
 
+#: "When was the e-mail about ... sent?", "What day did Ann send ...?": the message's date
+#: is the answer (a field no index line holds: ``date_hit`` states it).
+_DATE_QUESTION = re.compile(
+    r"\b(?:when|what\s+(?:date|day|time)|which\s+(?:date|day)|how\s+long\s+ago)\b.*"
+    r"\b(?:sent|send|sending|e-?mailed|wrote|written|received|receive|got|get|arrived?|dated)\b",
+    re.I,
+)
+
+
 def wanted_field(question: str) -> str:
-    """The header field a question asks for ("Who sent ...?" -> ``from``), or ""."""
-    return next((name for pattern, name in _FIELD_QUESTIONS if pattern.search(question)), "")
+    """The header field a question asks for ("Who sent ...?" -> ``from``, "When was ...
+    sent?" -> ``date``), or ""."""
+    found = next((name for pattern, name in _FIELD_QUESTIONS if pattern.search(question)), "")
+    return found or ("date" if _DATE_QUESTION.search(question) else "")
+
+
+def date_hit(meta: dict[str, Any], score: float) -> Hit | None:
+    """A message's date as its answer line, "Date: Thu, 08 Feb 2001 00:29:00 +0000" (UTC: the
+    index keeps the instant, not the sender's zone); None for an undated message."""
+    epoch = meta.get("date")
+    if epoch is None:
+        return None
+    line = "Date: " + format_datetime(_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc))
+    return Hit(line, score, line, 0, len(line), field="date")
 
 
 _ADDRESS_QUESTION = re.compile(r"\be-?mail\s+address(?:es)?\b|\baddress(?:es)?\s+to\s+e-?mail\b", re.I)
@@ -838,7 +861,7 @@ def ask(
         if not groups.get(key):  # a document with no live sentence is gone
             continue
         mail = groups[key][0][1].get("kind") == "email"  # only a message has header lines
-        if field and mail:
+        if field and mail and field != "date":
             # the asked-for header line(s) that did not match a question word: fetched, so
             # the answer is the line, or a long list's first line (not a later one that
             # happened to match "gas" in "ron.gaskey")
@@ -860,6 +883,9 @@ def ask(
             messages.add(message_id)
         best = make_hit(meta, score, terms, text_of)
         others = [make_hit(m, s, terms, text_of) for s, m in items[1 : 1 + max_others]]
+        when = date_hit(meta, score) if field == "date" and mail else None
+        if when is not None:  # the date is the answer; what matched says which message it is
+            best, others, meta = when, [best, *others][:max_others], {**meta, "field": "date"}
         answers.append(
             Answer(
                 doc_key=key,
