@@ -100,6 +100,7 @@ MAX_SQUAD = 1000
 MAX_SQUAD_UNANSWERABLE = 300
 MAX_ADDRESS = 150
 MAX_SENDER = 100
+MAX_DATE = 50
 #: Sentence-pool figures for SQuAD dev quoted next to answer@1 (docs/ood.md, "Every
 #: combination", and README "Where it stands": sparc-tiny 0.3.0, the MultiReQA pool).
 SQUAD_POOL = {
@@ -326,7 +327,7 @@ def build_mail(work: Path, n_enron: int, seed: int = SEED) -> tuple[Collection, 
         key = f"enron/{r['mailbox']}-{i:05d}.eml"
         col.docs[key] = col.folder / key
         _write(col.docs[key], enron_eml(r))
-        headers[key] = r
+        headers[key] = {**r, "date_utc": date_utc(parse_message(col.docs[key]))}
     _prune(col.folder, col.docs.values())
     questions += enron_questions(headers, seed)
     return col, questions
@@ -371,6 +372,7 @@ def build_maildir(work: Path, seed: int = SEED) -> tuple[Collection, list[Questi
         # lost in export); nobody types one, so a question leaves them out
         headers[key] = {h: " ".join(_printable(str(msg[h] or "")).split()) for h in ("from", "to", "cc", "subject")}
         headers[key]["body"] = body_text(msg)
+        headers[key]["date_utc"] = date_utc(msg)
     _prune(col.folder, col.docs.values())
     return col, enron_questions(headers, seed, set_name="maildir")
 
@@ -396,6 +398,10 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED, set_name: str = 
     * ``who-is``: "Who is <First Last>?" for every person a body names with a role
       ("Mary Joyce, Vice President": ``_PERSON_ROLE``); gold documents = the messages saying
       so; answer = "<name>, <role>" shown.
+    * ``date``: "When was the e-mail about <subject> sent?" for unique subjects as above that
+      no ``sender`` question asks about (seeded, drawn after the others so they stay as they
+      were); gold = that message; answer = its date (UTC, ``date_utc``) shown, as "08 Feb
+      2001", "February 8, 2001" or "2001-02-08".
     """
     by_addr: dict[str, set[str]] = defaultdict(set)
     for key, r in headers.items():
@@ -446,7 +452,27 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED, set_name: str = 
         keys = sorted(roles[name])
         values = sorted(set(roles[name].values()))
         out.append(Question(f"who-{i}", set_name, "who-is", f"Who is {name}?", keys, values))
+    asked = set(unique[:MAX_SENDER])
+    dated = [k for k in unique if k not in asked and headers[k].get("date_utc") is not None]
+    rng.shuffle(dated)
+    for i, key in enumerate(sorted(dated[:MAX_DATE])):
+        s = _SUBJECT_PREFIX.sub("", " ".join(headers[key]["subject"].split()))
+        d = headers[key]["date_utc"]
+        values = [f"{d:%d %b %Y}", f"{d:%B} {d.day}, {d.year}", f"{d:%Y-%m-%d}"]
+        out.append(Question(f"date-{i}", set_name, "date", f"When was the e-mail about {s} sent?", [key], values))
     return out
+
+
+def date_utc(msg: Any) -> _dt.datetime | None:
+    """A parsed message's Date in UTC, as the engine keeps it (no zone: UTC); None if absent
+    or unreadable."""
+    try:
+        when = getattr(msg["date"], "datetime", None)
+    except Exception:  # a Date header the parser chokes on
+        return None
+    if when is None:
+        return None
+    return when.replace(tzinfo=_dt.timezone.utc) if when.tzinfo is None else when.astimezone(_dt.timezone.utc)
 
 
 # ---------------------------------------------------------------------------------------------
