@@ -400,8 +400,8 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED, set_name: str = 
       so; answer = "<name>, <role>" shown.
     * ``date``: "When was the e-mail about <subject> sent?" for unique subjects as above that
       no ``sender`` question asks about (seeded, drawn after the others so they stay as they
-      were); gold = that message; answer = its date (UTC, ``date_utc``) shown, as "08 Feb
-      2001", "February 8, 2001" or "2001-02-08".
+      were); gold = that message; answer = its date (``date_utc`` in this machine's zone, as
+      the engine shows it) shown, as "08 Feb 2001", "February 8, 2001" or "2001-02-08".
     """
     by_addr: dict[str, set[str]] = defaultdict(set)
     for key, r in headers.items():
@@ -457,7 +457,7 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED, set_name: str = 
     rng.shuffle(dated)
     for i, key in enumerate(sorted(dated[:MAX_DATE])):
         s = _SUBJECT_PREFIX.sub("", " ".join(headers[key]["subject"].split()))
-        d = headers[key]["date_utc"]
+        d = headers[key]["date_utc"].astimezone()
         values = [f"{d:%d %b %Y}", f"{d:%B} {d.day}, {d.year}", f"{d:%Y-%m-%d}"]
         out.append(Question(f"date-{i}", set_name, "date", f"When was the e-mail about {s} sent?", [key], values))
     return out
@@ -465,7 +465,8 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED, set_name: str = 
 
 def date_utc(msg: Any) -> _dt.datetime | None:
     """A parsed message's Date in UTC, as the engine keeps it (no zone: UTC); None if absent
-    or unreadable."""
+    or unreadable. (A question's answer values are in this machine's zone, as the engine
+    shows a date.)"""
     try:
         when = getattr(msg["date"], "datetime", None)
     except Exception:  # a Date header the parser chokes on

@@ -104,8 +104,9 @@ reduced collections are mostly judged documents).
   - *date* (since 2026-11-24, when the engine began answering it): "When was the e-mail
     about {{subject}} sent?" for a seeded sample (≤ 50, drawn after the kinds above, which
     it leaves as they were) of the unique-subject messages no sender question asks about;
-    gold = that message; answer = its date in UTC shown ("08 Feb 2001", "February 8, 2001"
-    or "2001-02-08"; the engine's answer line is "Date: Thu, 08 Feb 2001 00:29:00 +0000").
+    gold = that message; answer = its date shown ("08 Feb 2001", "February 8, 2001" or
+    "2001-02-08", in the machine's time zone as the engine's answer line "Date: Thu, 08 Feb
+    2001 00:29:00 +0000" is; this page's runs are in UTC).
   The JSON release keeps at most two recipients per message (the first 8,000 rows: 2,226
   with none, 5,760 with one, 2 with two), so this set has no mailing list.
 - **maildir** (collection `maildir`, since 2026-11-24): the raw Enron Maildir sample

@@ -662,12 +662,13 @@ def wanted_field(question: str) -> str:
 
 
 def date_hit(meta: dict[str, Any], score: float) -> Hit | None:
-    """A message's date as its answer line, "Date: Thu, 08 Feb 2001 00:29:00 +0000" (UTC: the
-    index keeps the instant, not the sender's zone); None for an undated message."""
+    """A message's date as its answer line, as a header writes it, in this machine's zone as
+    the window shows dates ("Date: Thu, 08 Feb 2001 00:29:00 +0000" in UTC; the index keeps
+    the instant, not the sender's zone); None for an undated message."""
     epoch = meta.get("date")
     if epoch is None:
         return None
-    line = "Date: " + format_datetime(_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc))
+    line = "Date: " + format_datetime(_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc).astimezone())
     return Hit(line, score, line, 0, len(line), field="date")
 
 
