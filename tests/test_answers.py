@@ -138,6 +138,25 @@ def test_when_a_message_was_sent_is_answered_by_its_date(mail_engine: Engine) ->
     assert Path(trip.path).name == "holiday.md" and trip.best.field == "" and "Grenoble" in trip.best.sentence
 
 
+def test_who_was_copied_and_what_the_subject_was_are_answered_by_those_lines(tmp_path: Path) -> None:
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    (mail / "budget.eml").write_bytes(
+        b"From: Ann Lee <ann.lee@corp.example>\r\nTo: Bo Chen <bo.chen@corp.example>\r\n"
+        b"Cc: Cara Diaz <cara.diaz@corp.example>\r\nBcc: Dev Patel <dev.patel@corp.example>\r\n"
+        b"Subject: Spending plan for the harbour depot\r\n\r\nThe depot budget is final; we spend it in March.\r\n"
+    )
+    write_eml(mail / "lunch.eml", "Eli Moss <eli.moss@corp.example>", "Fay Ng <fay.ng@corp.example>", "Lunch", "Noon at the pier.\n")
+    with indexed(tmp_path / "home", mail) as e:
+        for question, field, line in (
+            ("Who was cc'd on the e-mail about the depot budget?", "cc", "Cc: Cara Diaz <cara.diaz@corp.example>"),
+            ("Who was bcc'd on the depot budget message?", "bcc", "Bcc: Dev Patel <dev.patel@corp.example>"),
+            ("What was the subject of the e-mail from Ann Lee?", "subject", "Subject: Spending plan for the harbour depot"),
+        ):
+            top = e.ask(question)[0]
+            assert (Path(top.path).name, top.best.field, top.best.sentence) == ("budget.eml", field, line), question
+
+
 def test_address_of_a_person_is_found_from_a_header(mail_engine: Engine) -> None:
     answers = mail_engine.ask("What is the email address of Rosalind Okafor?")
     assert answers.answered

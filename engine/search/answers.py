@@ -641,7 +641,10 @@ def is_heading_record(meta: dict[str, Any]) -> bool:
 #: Questions whose answer is a header line of a message, and that line's field.
 _FIELD_QUESTIONS = (
     (re.compile(r"\bwho\s+(?:sent|wrote|e-?mailed|forwarded)\b|\bfrom\s+whom\b|\bsender\b", re.I), "from"),
+    (re.compile(r"\bbcc(?:'?e?d)?\b|\bblind[\s-]+(?:carbon\s+)?copied\b", re.I), "bcc"),
+    (re.compile(r"\bcc(?:'?e?d)?\b|\bwho\s+(?:was|were|got)\s+(?:carbon\s+)?copied\b|\bcopied\s+in\b", re.I), "cc"),
     (re.compile(r"\bto\s+whom\b|\bwho\s+(?:received|got|was\s+it\s+sent\s+to)\b|\brecipients?\b", re.I), "to"),
+    (re.compile(r"\bsubject(?:\s+line)?\s+of\b|\bwhat\s+was\s+the\s+subject\b", re.I), "subject"),
 )
 
 
