@@ -214,6 +214,7 @@ def _header(msg: Message, name: str) -> str:
 
 
 def _raw_header(msg: Message, name: str) -> str | None:
+    """A header's first value as the file holds it (encoded words and all); None if absent."""
     raw = next((v for k, v in msg.raw_items() if k.lower() == name.lower()), None)
     return None if raw is None else str(raw)
 

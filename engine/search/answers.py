@@ -234,7 +234,7 @@ class Answer:
     """One document that answers: its best sentence and other matching ones.
 
     ``fields``: what the app shows about the document (for e-mail ``from``, ``to``, ``cc``,
-    ``subject``, ``date``, ``mailbox``, ``message_id``, ``thread``; for an attachment also
+    ``bcc``, ``subject``, ``date``, ``mailbox``, ``message_id``, ``thread``; for an attachment also
     ``attachment_of``; for files ``path`` and ``modified``). ``doc_start``: the best
     sentence's character offset in :meth:`engine.api.facade.Engine.document_text`, -1 when the
     answer is a header line (``best.field``), which is not part of the text.
