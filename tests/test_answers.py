@@ -663,6 +663,41 @@ def test_an_index_from_before_bcc_and_semicolon_lists_is_upgraded(tmp_path, monk
         assert {name: ix.document_sentence_ids(str(src / name)) for name in kept} == kept  # not re-encoded
 
 
+def test_an_attachment_is_found_by_its_file_name_also_in_an_index_from_before(tmp_path, monkeypatch) -> None:
+    """An attachment's file name is a line of its own, as a file's name is: "q3-forecast.txt"
+    finds it (and answers) though its text never says "forecast"; ``name:`` finds it. An index
+    from before (records "4") gains the line without re-encoding the attachment's text."""
+    src = tmp_path / "mail"
+    src.mkdir()
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = "Ann Lee <ann@corp.example>", "bo@corp.example", "Numbers"
+    msg.set_content("Here are the numbers you asked for.\n")
+    msg.add_attachment(
+        b"Revenue grew 4 percent in the third quarter.\n", maintype="text", subtype="plain", filename="q3-forecast.txt"
+    )
+    (src / "numbers.eml").write_bytes(bytes(msg))
+    home = tmp_path / "home"
+    with monkeypatch.context() as m:  # the indexer as it was: no name line for an attachment
+        m.setattr(prepare, "has_name_line", lambda doc: doc.kind != "email" and doc.parent_key is None and bool(doc.path))
+        m.setattr(prepare, "RECORDS_VERSION", "4")
+        m.setattr(run, "RECORDS_VERSION", "4")
+        indexed(home, src).close()
+    with Engine(home=home, threads=1) as e:
+        index_dir = Path(e._cat().active_generation().index_dir)
+        key = next(d.key for d in e._cat().documents(str(src / "numbers.eml")) if d.parent_key)
+        with SentenceIndex.open(index_dir) as ix:
+            text_ids = ix.document_sentence_ids(key)
+        e.index()
+        for question in ("q3-forecast.txt", "q3 forecast", "name:forecast"):
+            answers = e.ask(question)
+            top = answers[0]
+            assert (top.doc_key, top.best.field, top.best.sentence) == (key, "name", "q3-forecast.txt"), question
+            assert answers.answered, question
+    with SentenceIndex.open(index_dir) as ix:
+        now = ix.document_sentence_ids(key)
+        assert now[: len(text_ids)] == text_ids and len(now) == len(text_ids) + 1  # the text kept its vectors
+
+
 def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_path, monkeypatch) -> None:
     """Two files whose best sentence is the same: the one whose next sentence also says what
     is asked comes first by its sentence evidence alone (``DOC_DECAY``); by its best

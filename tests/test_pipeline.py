@@ -297,8 +297,9 @@ def test_maildir_new_message_and_attachment_subdocument(engine: Engine, tmp_path
         )
     )
     p = engine.index()
-    # the new message (its sentence and header lines) and its attachment, not the first message
-    assert p.sentences_done == 1 + HEADER_LINES + 1
+    # the new message (its sentence and header lines) and its attachment (its sentence and
+    # its file name line), not the first message
+    assert p.sentences_done == 1 + HEADER_LINES + 1 + 1
     assert_complete(engine, [md])
     answers = engine.ask(
         "How many crates of lemons?", top=3, filters=SearchFilters(sender="carol@example.com")

@@ -23,14 +23,25 @@ from engine.ingest.segment import passages_of
 #: sentences; 3: a file's name as a line of its own; 4: a long To/Cc list as several lines,
 #: see ``records_of`` and ``engine.index.docindex.mail_header_lines``; 5: a message's Bcc
 #: list as lines of its own, and an address header the standard parser finds invalid read
-#: whole, ``engine.ingest.mail.message_fields``: only messages with such headers change).
+#: whole, ``engine.ingest.mail.message_fields``: only messages with such headers change; an
+#: attachment's file name as a line, added without re-encoding its text).
 RECORDS_VERSION = "5"
 
 
 def has_name_line(doc: Document) -> bool:
-    """Whether ``doc`` is a file of its own (not an e-mail, not an attachment), whose name is
-    indexed as a line (``field="name"``), so that every file can be found by its name."""
-    return doc.kind != "email" and doc.parent_key is None and bool(doc.path)
+    """Whether ``doc`` is a file of its own or a named attachment (not an e-mail), whose name
+    is indexed as a line (``field="name"``, ``file_name``), so that every file can be found by
+    its name, and an attachment by its file name ("q3-forecast.xlsx")."""
+    if doc.kind == "email" or not doc.path:
+        return False
+    return doc.parent_key is None or bool(doc.fields.get("filename"))
+
+
+def file_name(doc: Document) -> str:
+    """The name ``doc`` is found by: a file's on disk, an attachment's as its message names it."""
+    if doc.parent_key:
+        return doc.fields.get("filename") or Path(doc.path).name
+    return Path(doc.path).name
 
 
 def records_of(doc: Document) -> str:
@@ -46,7 +57,9 @@ def records_of(doc: Document) -> str:
             return str(min(5, int(RECORDS_VERSION)))
         cut = names.count("to") > 1 or names.count("cc") > 1
         return str(min(4 if cut else 2, int(RECORDS_VERSION)))
-    return "3" if has_name_line(doc) else ""  # a file's name line came with 3
+    if not has_name_line(doc):
+        return ""
+    return "5" if doc.parent_key else "3"  # a file's name line came with 3, an attachment's with 5
 
 
 #: A document that cuts into more sentences than this is not indexed (its name is): no
@@ -167,7 +180,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
         # A file is found by its name, also when its content is not read (an unsupported
         # format, a damaged file: then this line is all it has). Shown as its name, it only
         # answers when no other sentence of the file matches (engine.search.answers.is_heading_record).
-        header = [("name", display(Path(doc.path).name))]
+        header = [("name", display(file_name(doc)))]
     if records or header:
         # A message's header lines are sentences too, so a question about a person finds
         # the messages they sent or received and can be answered by the line itself
@@ -194,7 +207,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             from_text=origin.get("from", ""),
             to_text=" ".join(x for x in (origin.get("to", ""), origin.get("cc", ""), origin.get("bcc", "")) if x),
             subject=origin.get("subject", ""),
-            name=Path(doc.path).name if doc.path and doc.kind != "email" else "",
+            name=file_name(doc) if doc.path and doc.kind != "email" else "",
         )
     return PreparedDoc(doc, document_digest(doc), sentences, contexts, records, whole, passages=groups)
 
