@@ -665,8 +665,9 @@ def test_an_index_from_before_bcc_and_semicolon_lists_is_upgraded(tmp_path, monk
 
 def test_an_attachment_is_found_by_its_file_name_also_in_an_index_from_before(tmp_path, monkeypatch) -> None:
     """An attachment's file name is a line of its own, as a file's name is: "q3-forecast.txt"
-    finds it (and answers) though its text never says "forecast"; ``name:`` finds it. An index
-    from before (records "4") gains the line without re-encoding the attachment's text."""
+    finds it (and answers) though its text never says "forecast"; ``name:`` finds it; an
+    attached picture, which is not read, is found by its name alone. An index from before
+    (records "4") gains them without re-encoding the attachment's text."""
     src = tmp_path / "mail"
     src.mkdir()
     msg = EmailMessage()
@@ -675,16 +676,29 @@ def test_an_attachment_is_found_by_its_file_name_also_in_an_index_from_before(tm
     msg.add_attachment(
         b"Revenue grew 4 percent in the third quarter.\n", maintype="text", subtype="plain", filename="q3-forecast.txt"
     )
+    msg.add_attachment(b"\x89PNG\r\n\x1a\n" + bytes(64), maintype="image", subtype="png", filename="crane-foundation.png")
     (src / "numbers.eml").write_bytes(bytes(msg))
     home = tmp_path / "home"
+    import engine.indexer.produce as produce
+    import engine.ingest.mail as mail
+
+    real_attachment_docs = mail._attachment_docs
+
+    def readable_attachments_only(part, n, **kw):  # as it was: an image attached was no document
+        return (d for d in real_attachment_docs(part, n, **kw) if getattr(d, "kind", "") != "other")
+
     with monkeypatch.context() as m:  # the indexer as it was: no name line for an attachment
+        m.setattr(produce, "ISOLATE_EXTRACTION", False)  # the reading below is this process's
+        m.setattr(mail, "_attachment_docs", readable_attachments_only)
         m.setattr(prepare, "has_name_line", lambda doc: doc.kind != "email" and doc.parent_key is None and bool(doc.path))
         m.setattr(prepare, "RECORDS_VERSION", "4")
         m.setattr(run, "RECORDS_VERSION", "4")
         indexed(home, src).close()
     with Engine(home=home, threads=1) as e:
         index_dir = Path(e._cat().active_generation().index_dir)
-        key = next(d.key for d in e._cat().documents(str(src / "numbers.eml")) if d.parent_key)
+        keys = [d.key for d in e._cat().documents(str(src / "numbers.eml")) if d.parent_key]
+        assert len(keys) == 1
+        key = keys[0]
         with SentenceIndex.open(index_dir) as ix:
             text_ids = ix.document_sentence_ids(key)
         e.index()
@@ -693,6 +707,10 @@ def test_an_attachment_is_found_by_its_file_name_also_in_an_index_from_before(tm
             top = answers[0]
             assert (top.doc_key, top.best.field, top.best.sentence) == (key, "name", "q3-forecast.txt"), question
             assert answers.answered, question
+        # an attached picture, which is not read, is found by its name (it joined on the upgrade)
+        top = e.ask("crane foundation")[0]
+        assert (top.kind, top.best.field, top.best.sentence) == ("other", "name", "crane-foundation.png")
+        assert top.fields["attachment_of"] == str(src / "numbers.eml")
     with SentenceIndex.open(index_dir) as ix:
         now = ix.document_sentence_ids(key)
         assert now[: len(text_ids)] == text_ids and len(now) == len(text_ids) + 1  # the text kept its vectors

@@ -283,6 +283,9 @@ def test_attachments_become_documents(tmp_path: Path) -> None:
     )
     msg.add_attachment(b"\x89PNG\r\n\x1a\n" + bytes(64), maintype="image", subtype="png", filename="logo.png")
     msg.add_attachment(b"%PDF-1.4 broken", maintype="application", subtype="pdf", filename="broken.pdf")
+    msg.add_attachment(
+        b"\x89PNG\r\n\x1a\n" + bytes(64), maintype="image", subtype="png", filename="sig.png", disposition="inline"
+    )
     path = write_eml(tmp_path, msg)
     items = list(iter_extract(path))
     docs = [i for i in items if isinstance(i, Document)]
@@ -292,11 +295,14 @@ def test_attachments_become_documents(tmp_path: Path) -> None:
     assert [(d.key, d.kind, d.parent_key) for d in docs[1:]] == [
         (f"{path}/attachment/1:normans.pdf", "pdf", str(path)),
         (f"{path}/attachment/2:summary.docx", "docx", str(path)),
+        (f"{path}/attachment/3:logo.png", "other", str(path)),
     ]
     assert "Rollo's Vikings" in docs[1].text
     assert docs[2].text == "Quarterly summary.\n\nRevenue grew."
     assert docs[2].path == str(path) and docs[2].fields["date"] == parent.fields["date"]
-    # The image (3) is skipped as not a document; the broken PDF (4) is an error of its own.
+    # The attached image (3) is not read: a document of its name alone, found by it as a file on
+    # disk is; the inline one (5, a signature's logo) is none; the broken PDF (4) is an error.
+    assert (docs[3].title, docs[3].text, docs[3].fields["filename"]) == ("logo.png", "", "logo.png")
     assert len(errors) == 1
     assert str(errors[0]).startswith(f"{path}/attachment/4:broken.pdf: corrupt PDF")
     # extract() keeps what worked and logs the failed attachment.

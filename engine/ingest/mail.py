@@ -389,7 +389,13 @@ def _attachment_docs(
         )
         return
     if kind_for_name(filename, ctype) is None:
-        return  # images, archives, unknown binaries: not documents
+        # images, archives, unknown binaries: not read. One attached as a named file is found
+        # by its name, as such a file on disk is; an inline picture (a signature's logo) is not
+        if filename and part.get_content_disposition() == "attachment":
+            yield Document(
+                f"{key}/attachment/{n}:{filename}", path, "other", filename, "", {"date": date, "filename": filename}, key
+            )
+        return
     sub_key = f"{key}/attachment/{n}:{filename or ctype}"
     try:
         data = part.get_payload(decode=True)
