@@ -208,7 +208,8 @@ def passage_html(hit, context: int = 240, mark: str = "#fff0a0") -> str:
 
 
 def meta_line(answer) -> str:
-    """Type, folder and date for a file; sender, recipients, mailbox and date for e-mail."""
+    """Type, folder and date for a file (and the message it came with for an attachment);
+    sender, recipients, mailbox and date for e-mail."""
     f = answer.fields or {}
     if answer.kind == "email":
         bits = []
@@ -223,7 +224,13 @@ def meta_line(answer) -> str:
         if f.get("mailbox"):
             tail.append(f["mailbox"])
         return " · ".join(x for x in [head, *tail] if x)
-    bits = [kind_label(answer.kind), display_folder(answer.path), format_date(answer.date)]
+    if f.get("attachment_of"):
+        came = f"attached to “{f.get('subject') or 'a message'}”"
+        if f.get("from"):
+            came += " from " + short_people(f["from"], 1)
+        bits = [kind_label(answer.kind), came, format_date(answer.date)]
+    else:
+        bits = [kind_label(answer.kind), display_folder(answer.path), format_date(answer.date)]
     return " · ".join(b for b in bits if b)
 
 

@@ -36,6 +36,10 @@ NO_TEXT = (
     "No text of this file is indexed: it is empty, could not be read, or is in a format that is"
     " not read (Sources lists why). It was found by its name."
 )
+NO_ATTACHMENT_TEXT = (
+    "No text of this attachment is indexed: it is empty or in a format that is not read (a"
+    " picture, an archive). It was found by its name; Open shows the message it came with."
+)
 REFLOW_KINDS = ("pdf", "email")  # hard-wrapped text: joined into paragraphs for reading
 
 _HARD_BREAK = re.compile(r"(?<=[^\n]{40})\n(?=[^\s>\-*•\d])")
@@ -254,8 +258,11 @@ class PreviewPane(QWidget):
                 rows.append(("Mailbox", f["mailbox"]))
         else:
             rows.append(("Type", kind_label(a.kind)))
+            if f.get("attachment_of"):  # which message it came with, not only the file holding it
+                sender = f" from {short_people(f['from'], 1)}" if f.get("from") else ""
+                rows.append(("Attached to", f"{f.get('subject') or 'a message'}{sender}"))
             if a.date:
-                rows.append(("Modified", format_date(a.date, with_time=True)))
+                rows.append(("Modified" if not f.get("attachment_of") else "Date", format_date(a.date, with_time=True)))
         rows.append(("File" if a.kind != "email" else "Stored in", _breakable(a.path)))
         mark = f'<span style="background:{BEST_COLOR.name()}; color:#000000; font-weight:bold">{{}}</span>'
         cells = "".join(
@@ -283,7 +290,8 @@ class PreviewPane(QWidget):
             lo = text.rfind("\n", 0, lo) + 1 if lo else 0
         shown = reflow(text[lo:hi]) if self.answer.kind in REFLOW_KINDS else text[lo:hi]
         self.partial = (lo, hi, len(text)) if (lo, hi) != (0, len(text)) else None
-        self.text.setPlaceholderText("" if text.strip() else NO_TEXT)
+        empty = NO_ATTACHMENT_TEXT if (self.answer.fields or {}).get("attachment_of") else NO_TEXT
+        self.text.setPlaceholderText("" if text.strip() else empty)
         self.text.setPlainText(shown)
         self.hits = [
             HitSpan(qt_offset(shown, a - lo), qt_offset(shown, b - lo), best, score)

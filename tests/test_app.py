@@ -277,6 +277,35 @@ def test_an_answering_recipient_far_down_a_long_to_list_is_shown_in_the_header(q
     assert marked and html.unescape(marked.group(1)) == "zed.quinn@example.org", meta
 
 
+def test_an_attachment_says_which_message_it_came_with(qtbot, open_window, tmp_path):
+    """An attachment found by its name (a picture: no text is read) says in the list and the
+    preview which message it was attached to, and why the preview has no text."""
+    from email.message import EmailMessage
+
+    from app.format import meta_line
+    from app.preview import NO_ATTACHMENT_TEXT
+
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = "Ann Lee <ann@example.org>", "bo@example.org", "Site visit"
+    msg["Date"] = "Tue, 01 May 2001 09:30:00 +0000"
+    msg.set_content("Pictures from the site visit.\n")
+    msg.add_attachment(b"\x89PNG\r\n\x1a\n" + bytes(64), maintype="image", subtype="png", filename="crane-foundation.png")
+    (mail / "visit.eml").write_bytes(bytes(msg))
+    with Engine(home=tmp_path / "home", threads=1) as engine:
+        engine.add_source(mail)
+        engine.index()
+    window = open_window(tmp_path / "home")
+    first = type_question(qtbot, window, "crane foundation").answers[0]
+    assert first.title == "crane-foundation.png" and first.best.field == "name"
+    assert "attached to “Site visit” from ann@example.org" in meta_line(first)
+    qtbot.waitUntil(lambda: window.preview.doc_key == first.doc_key, timeout=WAIT_MS)
+    meta = html.unescape(window.preview.meta.text())
+    assert "Attached to" in meta and "Site visit from ann@example.org" in meta, meta
+    qtbot.waitUntil(lambda: window.preview.text.placeholderText() == NO_ATTACHMENT_TEXT, timeout=WAIT_MS)
+
+
 def test_search_runs_off_the_gui_thread(qtbot, open_window, sample_home):
     window = open_window(sample_home.home)
     engine = window.backend.engine
