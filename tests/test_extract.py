@@ -306,6 +306,42 @@ def test_docx_paragraphs_and_tables(tmp_path: Path) -> None:
     ]
 
 
+def test_docx_text_in_content_controls_text_boxes_and_tracked_changes(tmp_path: Path) -> None:
+    """What python-docx's own paragraphs miss is read: a content control (templates, forms)
+    at body or run level, a text box (once, though Word stores it twice), a tracked insertion;
+    a tracked deletion and a field's code are not the document's text."""
+    import docx
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+
+    w = nsdecls("w")
+    mc = 'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"'
+    document = docx.Document()
+    document.add_paragraph("The harbour crane is serviced in May.")
+    body = document.element.body
+    body.insert(len(body) - 1, parse_xml(
+        f"<w:sdt {w}><w:sdtContent><w:p><w:r><w:t>The depot budget is 4 million.</w:t></w:r></w:p></w:sdtContent></w:sdt>"
+    ))  # fmt: skip
+    p = document.add_paragraph("Owner: ")
+    p._p.append(parse_xml(f"<w:sdt {w}><w:sdtContent><w:r><w:t>Ann Lee</w:t></w:r></w:sdtContent></w:sdt>"))
+    p._p.append(parse_xml(f'<w:ins {w} w:id="1" w:author="a"><w:r><w:t>, site lead</w:t></w:r></w:ins>'))
+    p._p.append(parse_xml(f'<w:del {w} w:id="2" w:author="a"><w:r><w:delText> (acting)</w:delText></w:r></w:del>'))
+    p._p.append(parse_xml(f"<w:r {w}><w:instrText> PAGEREF _Toc1 </w:instrText></w:r>"))
+    box = "<w:txbxContent><w:p><w:r><w:t>The deadline is Friday.</w:t></w:r></w:p></w:txbxContent>"
+    body.insert(len(body) - 1, parse_xml(
+        f"<w:p {w} {mc}><w:r><mc:AlternateContent><mc:Choice Requires=\"wps\"><w:drawing>{box}</w:drawing></mc:Choice>"
+        f"<mc:Fallback><w:pict>{box}</w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>"
+    ))  # fmt: skip
+    path = tmp_path / "plan.docx"
+    document.save(str(path))
+    assert one(path).text.split("\n\n") == [
+        "The harbour crane is serviced in May.",
+        "The depot budget is 4 million.",
+        "Owner: Ann Lee, site lead",
+        "The deadline is Friday.",
+    ]
+
+
 def test_odt_headings_lists_tables(tmp_path: Path) -> None:
     from odf import dc, table, text
     from odf.opendocument import OpenDocumentText

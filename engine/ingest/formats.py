@@ -510,36 +510,87 @@ def _pdf(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
 # --------------------------------------------------------------------------- office and e-books
 
 
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_MC_CHOICE = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Choice"
+_MC_ALTERNATE = "{http://schemas.openxmlformats.org/markup-compatibility/2006}AlternateContent"
+#: Elements whose text is not the document's: deleted text of a tracked change, a field's code.
+_DOCX_SKIP = {_W + "del", _W + "moveFrom", _W + "instrText", _W + "delText", _W + "rPr", _W + "pPr"}
+
+
+def _docx_blocks(parent: Any, out: list[str], rows: list[str] | None = None) -> None:
+    """The text of a Word body (or cell, content control, text box) in reading order: a
+    paragraph per block into ``out``, a table row as its cells joined by `` | `` into ``rows``
+    (``out`` for the body; a cell's own paragraphs make its text, a table inside it adds its
+    rows before the row holding it), and what python-docx's own reading skips: content
+    controls (``w:sdt``, common in templates and forms), text boxes (after the paragraph they
+    are anchored in) and tracked insertions."""
+    rows = out if rows is None else rows
+    for child in parent:
+        tag = child.tag
+        if tag == _W + "p":
+            boxes: list[Any] = []
+            out.append(_docx_inline(child, boxes))
+            for box in boxes:
+                _docx_blocks(box, out, rows)
+        elif tag == _W + "tbl":
+            for row in _docx_own(child, _W + "tr"):
+                cells = []
+                for cell in _docx_own(row, _W + "tc"):
+                    texts: list[str] = []
+                    _docx_blocks(cell, texts, rows)
+                    text = " ".join(t.strip() for t in texts if t.strip())
+                    if text:
+                        cells.append(text)
+                if cells:
+                    rows.append(" | ".join(cells))
+        elif tag not in _DOCX_SKIP and tag != _W + "sectPr":
+            _docx_blocks(child, out, rows)  # w:sdt / w:sdtContent, w:customXml, w:ins ...
+
+
+def _docx_own(el: Any, tag: str) -> Iterator[Any]:
+    """The ``tag`` elements of a table or row, looking through content controls and custom
+    XML (a row or cell may be wrapped in either), not into nested tables."""
+    for child in el:
+        if child.tag == tag:
+            yield child
+        elif child.tag in (_W + "sdt", _W + "sdtContent", _W + "customXml"):
+            yield from _docx_own(child, tag)
+
+
+def _docx_inline(el: Any, boxes: list[Any]) -> str:
+    """A paragraph's text: its runs, wherever nested (hyperlinks, inline content controls,
+    tracked insertions, smart tags); tabs and breaks as python-docx writes them. Text boxes
+    are collected into ``boxes`` (one alternative of each ``mc:AlternateContent``: Word stores
+    a text box twice, as DrawingML and as VML)."""
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        for child in node:
+            tag = child.tag
+            if tag == _W + "t":
+                out.append(child.text or "")
+            elif tag == _W + "tab":
+                out.append("\t")
+            elif tag in (_W + "br", _W + "cr"):
+                out.append("\n")
+            elif tag == _W + "txbxContent":
+                boxes.append(child)
+            elif tag == _MC_ALTERNATE:
+                first = child.find(_MC_CHOICE)
+                walk(first if first is not None else child)
+            elif tag not in _DOCX_SKIP:
+                walk(child)
+
+    walk(el)
+    return "".join(out)
+
+
 def _docx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     import docx
-    from docx.table import Table
-    from docx.text.paragraph import Paragraph
 
     document = _open_zipped(data, where, "DOCX", docx.Document)
-
     paragraphs: list[str] = []
-
-    def table_rows(table: Table) -> None:
-        for row in table.rows:
-            cells: list[str] = []
-            last = None
-            for cell in row.cells:
-                if cell._tc is last:  # a merged cell repeats across the columns it spans
-                    continue
-                last = cell._tc
-                text = " ".join(p.text.strip() for p in cell.paragraphs if p.text.strip())
-                if text:
-                    cells.append(text)
-                for inner in cell.tables:
-                    table_rows(inner)
-            if cells:
-                paragraphs.append(" | ".join(cells))
-
-    for block in document.iter_inner_content():
-        if isinstance(block, Paragraph):
-            paragraphs.append(block.text)
-        elif isinstance(block, Table):
-            table_rows(block)
+    _docx_blocks(document.element.body, paragraphs)
     title = (document.core_properties.title or "").strip() or None
     return tidy(join_paragraphs(paragraphs)), title, {}
 
