@@ -380,6 +380,45 @@ def test_odt_headings_lists_tables(tmp_path: Path) -> None:
     ]
 
 
+def test_odt_frames_footnotes_and_cells_of_several_paragraphs_keep_words_apart(tmp_path: Path) -> None:
+    """A text box anchored in a paragraph and a footnote are blocks of their own after it,
+    and a cell's paragraphs are joined by spaces: their words were glued ("note1Footnote")."""
+    from odf import draw, table, text
+    from odf.opendocument import OpenDocumentText
+
+    document = OpenDocumentText()
+    anchor = text.P(text="The site plan is attached.")
+    frame, box = draw.Frame(width="5cm", height="2cm", anchortype="paragraph"), draw.TextBox()
+    box.addElement(text.P(text="The deadline is Friday."))
+    frame.addElement(box)
+    anchor.addElement(frame)
+    document.text.addElement(anchor)
+    cited = text.P(text="Figures come from the survey")
+    note, note_body = text.Note(noteclass="footnote", id="n1"), text.NoteBody()
+    note.addElement(text.NoteCitation(text="1"))
+    note_body.addElement(text.P(text="Survey of May 2001."))
+    note.addElement(note_body)
+    cited.addElement(note)
+    document.text.addElement(cited)
+    grid, row = table.Table(name="Crew"), table.TableRow()
+    for lines in (("Ann Lee", "site lead"), ("Bo Chen",)):
+        cell = table.TableCell()
+        for line in lines:
+            cell.addElement(text.P(text=line))
+        row.addElement(cell)
+    grid.addElement(row)
+    document.text.addElement(grid)
+    path = tmp_path / "plan.odt"
+    document.save(str(path))
+    assert one(path).text.split("\n\n") == [
+        "The site plan is attached.",
+        "The deadline is Friday.",
+        "Figures come from the survey",
+        "Survey of May 2001.",
+        "Ann Lee site lead | Bo Chen",
+    ]
+
+
 def test_epub_chapters_in_spine_order(tmp_path: Path) -> None:
     from ebooklib import epub
 

@@ -597,24 +597,56 @@ def _docx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
 
 def _odf_blocks(node: Any, out: list[str]) -> None:
     """The paragraphs and headings under an OpenDocument node, in order; a table row is one
-    block, its non-empty cells joined by `` | ``."""
-    from odf import teletype
+    block, its non-empty cells joined by `` | `` (a cell's paragraphs joined by spaces); a
+    frame (text box) or footnote inside a paragraph is a block of its own after it, so its
+    words are not glued to the paragraph's ("note1Footnote")."""
     from odf.namespaces import TABLENS, TEXTNS
 
     qname = getattr(node, "qname", None)
     if qname in ((TEXTNS, "p"), (TEXTNS, "h")):
-        out.append(teletype.extractText(node))
+        boxes: list[Any] = []
+        out.append(_odf_inline(node, boxes))
+        for box in boxes:
+            _odf_blocks(box, out)
         return
     if qname == (TABLENS, "table-row"):
-        cells = [
-            teletype.extractText(c).strip()
-            for c in node.childNodes
-            if getattr(c, "qname", None) == (TABLENS, "table-cell")
-        ]
+        cells = []
+        for c in node.childNodes:
+            if getattr(c, "qname", None) == (TABLENS, "table-cell"):
+                texts: list[str] = []
+                _odf_blocks(c, texts)
+                cells.append(" ".join(t.strip() for t in texts if t.strip()))
         out.append(" | ".join(c for c in cells if c))
         return
     for child in getattr(node, "childNodes", []):
         _odf_blocks(child, out)
+
+
+def _odf_inline(node: Any, boxes: list[Any]) -> str:
+    """A paragraph's text as ``odf.teletype.extractText`` reads it (spaces, tabs and line
+    breaks unwrapped), with its frames and footnote bodies put in ``boxes`` instead."""
+    from odf.namespaces import DRAWNS, TEXTNS
+
+    out: list[str] = []
+    for child in node.childNodes:
+        if child.nodeType == child.TEXT_NODE:
+            out.append(child.data)
+            continue
+        qname = getattr(child, "qname", None)
+        if qname == (TEXTNS, "line-break"):
+            out.append("\n")
+        elif qname == (TEXTNS, "tab"):
+            out.append("\t")
+        elif qname == (TEXTNS, "s"):
+            count = child.getAttribute("c")
+            out.append(" " * (int(count) if count and count.isdigit() else 1))
+        elif qname == (DRAWNS, "frame"):
+            boxes.append(child)
+        elif qname == (TEXTNS, "note"):
+            boxes.extend(c for c in child.childNodes if getattr(c, "qname", None) == (TEXTNS, "note-body"))
+        else:
+            out.append(_odf_inline(child, boxes))
+    return "".join(out)
 
 
 def _open_zipped(data: bytes, where: str, name: str, opener: Callable[[io.BytesIO], Any]) -> Any:
