@@ -136,6 +136,9 @@ def test_when_a_message_was_sent_is_answered_by_its_date(mail_engine: Engine) ->
         assert top.doc_start == -1 and any("survey" in h.sentence and not h.field for h in top.others), top.others
     trip = mail_engine.ask("When did we spend a week on the bikes?")[0]
     assert Path(trip.path).name == "holiday.md" and trip.best.field == "" and "Grenoble" in trip.best.sentence
+    # a "when" about what a message says, naming no message, is answered from its text
+    trucks = mail_engine.ask("When did the survey trucks arrive at the base camp?")[0]
+    assert Path(trucks.path).name == "survey.eml" and trucks.best.field == "", trucks.best.sentence
 
 
 def test_who_was_copied_and_what_the_subject_was_are_answered_by_those_lines(tmp_path: Path) -> None:

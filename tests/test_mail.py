@@ -181,6 +181,23 @@ def test_address_headers_the_parser_finds_invalid_keep_every_person(tmp_path: Pa
         assert extract(write_eml(tmp_path, raw, "group.eml"))[0].fields["to"] == header
 
 
+def test_apple_mail_emlx_is_a_message_of_its_mailbox(tmp_path: Path) -> None:
+    """An Apple Mail ``.emlx`` (the message's length on its first line, the message, then a
+    property list of flags) is an e-mail with its headers, in the mailbox its ``NAME.mbox``
+    folder names; the flags are not its text. One without the length line is read whole."""
+    raw = bytes(message(subject="Crane schedule", body="The harbour crane arrives on Thursday.")).replace(b"\r\n", b"\n")
+    plist = b'<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>flags</key><integer>8590195713</integer></dict></plist>\n'
+    folder = tmp_path / "Mail" / "V10" / "ACCOUNT" / "Work.mbox" / "UUID" / "Data" / "0" / "1" / "Messages"
+    folder.mkdir(parents=True)
+    (folder / "101.emlx").write_bytes(str(len(raw)).encode() + b"\n" + raw + plist)
+    (folder / "102.partial.emlx").write_bytes(raw.replace(b"<m1@", b"<m2@"))  # no length line
+    docs = [d for name in ("101.emlx", "102.partial.emlx") for d in extract(folder / name)]
+    assert [(d.kind, d.title, d.fields["mailbox"], d.text) for d in docs] == [
+        ("email", "Crane schedule", "Work", "The harbour crane arrives on Thursday."),
+    ] * 2
+    assert docs[0].fields["from"] == "Ada Lovelace <ada@example.org>" and docs[1].fields["message_id"] == "m2@example.org"
+
+
 def test_thread_falls_back_to_in_reply_to_then_own_id(tmp_path: Path) -> None:
     reply = message(In_Reply_To="<parent@x>")
     assert extract(write_eml(tmp_path, reply))[0].fields["thread"] == "parent@x"

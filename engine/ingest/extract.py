@@ -26,7 +26,7 @@ from engine.ingest.formats import (
     read_file,
     sniff_kind,
 )
-from engine.ingest.mail import iter_mailbox, parse_message
+from engine.ingest.mail import apple_mailbox, emlx_message, iter_mailbox, parse_message
 from engine.ingest.walk import classify
 
 log = logging.getLogger(__name__)
@@ -75,9 +75,11 @@ def iter_extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Docume
         if kind is None:
             raise unknown
         if kind == "email":
-            yield from parse_message(
-                data, key=str(path), path=str(path), mailbox=path.parent.name, max_bytes=max_bytes
-            )
+            if path.suffix.lower() == ".emlx":
+                data, mailbox = emlx_message(data), apple_mailbox(path)
+            else:
+                mailbox = path.parent.name
+            yield from parse_message(data, key=str(path), path=str(path), mailbox=mailbox, max_bytes=max_bytes)
             return
         fields = {"date": iso_utc(st.st_mtime)}
         try:

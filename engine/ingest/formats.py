@@ -66,6 +66,7 @@ EXTENSION_KINDS: dict[str, str] = {
     ".epub": "epub",
     ".rtf": "rtf",
     ".eml": "email",
+    ".emlx": "email",  # Apple Mail: one message per file, wrapped (engine.ingest.mail.emlx_message)
     ".xlsx": "xlsx",
     ".xlsm": "xlsx",
     ".pptx": "pptx",

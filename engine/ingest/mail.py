@@ -1,4 +1,4 @@
-"""E-mail: ``.eml`` files, mbox files and Maildir folders, as Documents.
+"""E-mail: ``.eml`` files, Apple Mail's ``.emlx``, mbox files and Maildir folders, as Documents.
 
 A message is indexed by its own words only: quoted replies and signatures are removed so
 that a thread of twenty replies does not index the first message twenty times (the
@@ -472,6 +472,27 @@ def _message_docs(
 
 def _parse(data: bytes) -> EmailMessage:
     return BytesParser(policy=policy.default).parsebytes(data)  # type: ignore[return-value]
+
+
+def emlx_message(data: bytes) -> bytes:
+    """The RFC 822 message of an Apple Mail ``.emlx`` file: its first line is the message's
+    length in bytes, then the message, then a property list of Apple Mail's flags (not the
+    message's). A file without that first line is read as a message whole. A ``.partial.emlx``
+    is the same message with its attachments stored beside it; its text is all here."""
+    head, newline, rest = data.partition(b"\n")
+    if newline and head.strip().isdigit():
+        return rest[: int(head.strip())]
+    return data
+
+
+def apple_mailbox(path: Path) -> str:
+    """The Apple Mail mailbox of a ``.emlx`` file: the nearest folder named ``NAME.mbox``
+    (``~/Library/Mail/V10/<account>/INBOX.mbox/<id>/Data/0/1/Messages/101.emlx`` is in
+    ``INBOX``), else the folder holding it."""
+    for parent in path.parents:
+        if parent.suffix.lower() == ".mbox" and parent.stem:
+            return parent.stem
+    return path.parent.name
 
 
 def parse_message(

@@ -648,20 +648,24 @@ _FIELD_QUESTIONS = (
 )
 
 
-#: "When was the e-mail about ... sent?", "What day did Ann send ...?": the message's date
-#: is the answer (a field no index line holds: ``date_hit`` states it).
+#: "When was the e-mail about ... sent?", "What day did Ann send the message ...?": the
+#: message's date is the answer (a field no index line holds: ``date_hit`` states it). The
+#: question must name a message too: "When does the crane arrive?" asks what a message says.
 _DATE_QUESTION = re.compile(
     r"\b(?:when|what\s+(?:date|day|time)|which\s+(?:date|day)|how\s+long\s+ago)\b.*"
-    r"\b(?:sent|send|sending|e-?mailed|wrote|written|received|receive|got|get|arrived?|dated)\b",
+    r"\b(?:sent|send|sending|e-?mailed|mailed|wrote|written|received|receive|got|get|arrived?|dated)\b",
     re.I,
 )
+_NAMES_A_MESSAGE = re.compile(r"\b(?:e-?mails?|e-?mailed|mail(?:ed)?|messages?|letters?|notes?|memos?)\b", re.I)
 
 
 def wanted_field(question: str) -> str:
     """The header field a question asks for ("Who sent ...?" -> ``from``, "When was ...
     sent?" -> ``date``), or ""."""
     found = next((name for pattern, name in _FIELD_QUESTIONS if pattern.search(question)), "")
-    return found or ("date" if _DATE_QUESTION.search(question) else "")
+    if found:
+        return found
+    return "date" if _DATE_QUESTION.search(question) and _NAMES_A_MESSAGE.search(question) else ""
 
 
 def date_hit(meta: dict[str, Any], score: float) -> Hit | None:
