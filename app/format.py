@@ -207,6 +207,13 @@ def passage_html(hit, context: int = 240, mark: str = "#fff0a0") -> str:
     return "".join(out).strip()
 
 
+def attachment_origin(fields: dict) -> str:
+    """The message an attachment came with, as the list and the preview name it:
+    "“Site visit” from ann@x.org"."""
+    origin = f"“{fields.get('subject') or 'a message'}”"
+    return origin + (" from " + short_people(fields["from"], 1) if fields.get("from") else "")
+
+
 def meta_line(answer) -> str:
     """Type, folder and date for a file (and the message it came with for an attachment);
     sender, recipients, mailbox and date for e-mail."""
@@ -225,10 +232,7 @@ def meta_line(answer) -> str:
             tail.append(f["mailbox"])
         return " · ".join(x for x in [head, *tail] if x)
     if f.get("attachment_of"):
-        came = f"attached to “{f.get('subject') or 'a message'}”"
-        if f.get("from"):
-            came += " from " + short_people(f["from"], 1)
-        bits = [kind_label(answer.kind), came, format_date(answer.date)]
+        bits = [kind_label(answer.kind), "attached to " + attachment_origin(f), format_date(answer.date)]
     else:
         bits = [kind_label(answer.kind), display_folder(answer.path), format_date(answer.date)]
     return " · ".join(b for b in bits if b)

@@ -26,7 +26,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.format import collapse, display_title, format_date, kind_label, locate, qt_offset, short_people
+from app.format import (
+    attachment_origin,
+    collapse,
+    display_title,
+    format_date,
+    kind_label,
+    locate,
+    qt_offset,
+    short_people,
+)
 from app.icons import kind_icon
 
 BEST_COLOR = QColor("#ffd54f")  # the hit being looked at
@@ -259,8 +268,7 @@ class PreviewPane(QWidget):
         else:
             rows.append(("Type", kind_label(a.kind)))
             if f.get("attachment_of"):  # which message it came with, not only the file holding it
-                sender = f" from {short_people(f['from'], 1)}" if f.get("from") else ""
-                rows.append(("Attached to", f"{f.get('subject') or 'a message'}{sender}"))
+                rows.append(("Attached to", attachment_origin(f)))
             if a.date:
                 rows.append(("Modified" if not f.get("attachment_of") else "Date", format_date(a.date, with_time=True)))
         rows.append(("File" if a.kind != "email" else "Stored in", _breakable(a.path)))

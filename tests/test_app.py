@@ -302,7 +302,7 @@ def test_an_attachment_says_which_message_it_came_with(qtbot, open_window, tmp_p
     assert "attached to “Site visit” from ann@example.org" in meta_line(first)
     qtbot.waitUntil(lambda: window.preview.doc_key == first.doc_key, timeout=WAIT_MS)
     meta = html.unescape(window.preview.meta.text())
-    assert "Attached to" in meta and "Site visit from ann@example.org" in meta, meta
+    assert "Attached to" in meta and "“Site visit” from ann@example.org" in meta, meta
     qtbot.waitUntil(lambda: window.preview.text.placeholderText() == NO_ATTACHMENT_TEXT, timeout=WAIT_MS)
 
 
