@@ -332,6 +332,11 @@ def test_docx_text_in_content_controls_text_boxes_and_tracked_changes(tmp_path: 
         f"<w:p {w} {mc}><w:r><mc:AlternateContent><mc:Choice Requires=\"wps\"><w:drawing>{box}</w:drawing></mc:Choice>"
         f"<mc:Fallback><w:pict>{box}</w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>"
     ))  # fmt: skip
+    once = "<w:p><w:r><w:t>Crews meet at the gate.</w:t></w:r></w:p>"
+    body.insert(len(body) - 1, parse_xml(
+        f"<mc:AlternateContent {w} {mc}><mc:Choice Requires=\"w14\">{once}</mc:Choice>"
+        f"<mc:Fallback>{once}</mc:Fallback></mc:AlternateContent>"
+    ))  # fmt: skip
     path = tmp_path / "plan.docx"
     document.save(str(path))
     assert one(path).text.split("\n\n") == [
@@ -339,6 +344,7 @@ def test_docx_text_in_content_controls_text_boxes_and_tracked_changes(tmp_path: 
         "The depot budget is 4 million.",
         "Owner: Ann Lee, site lead",
         "The deadline is Friday.",
+        "Crews meet at the gate.",
     ]
 
 

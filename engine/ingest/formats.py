@@ -544,6 +544,9 @@ def _docx_blocks(parent: Any, out: list[str], rows: list[str] | None = None) -> 
                         cells.append(text)
                 if cells:
                     rows.append(" | ".join(cells))
+        elif tag == _MC_ALTERNATE:  # the same content twice: one alternative
+            first = child.find(_MC_CHOICE)
+            _docx_blocks(first if first is not None else child, out, rows)
         elif tag not in _DOCX_SKIP and tag != _W + "sectPr":
             _docx_blocks(child, out, rows)  # w:sdt / w:sdtContent, w:customXml, w:ins ...
 
