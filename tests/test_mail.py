@@ -17,6 +17,7 @@ import pytest
 from engine.ingest.documents import EMAIL_FIELDS, Document, ExtractionError
 from engine.ingest.extract import extract, iter_extract
 from engine.ingest.mail import addresses, clean_body, iter_mailbox, people_of
+from engine.ingest.walk import source_kind
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -196,6 +197,7 @@ def test_apple_mail_emlx_is_a_message_of_its_mailbox(tmp_path: Path) -> None:
         ("email", "Crane schedule", "Work", "The harbour crane arrives on Thursday."),
     ] * 2
     assert docs[0].fields["from"] == "Ada Lovelace <ada@example.org>" and docs[1].fields["message_id"] == "m2@example.org"
+    assert source_kind(folder / "101.emlx") == "mailstore"  # added alone, it is mail, as an .eml is
 
 
 def test_thread_falls_back_to_in_reply_to_then_own_id(tmp_path: Path) -> None:

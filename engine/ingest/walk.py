@@ -491,12 +491,12 @@ def unit_for(path: Path) -> Path:
 
 
 def source_kind(path: Path) -> str:
-    """``mailstore`` for an mbox file, a Maildir folder or a single ``.eml``; else ``folder``."""
+    """``mailstore`` for an mbox file, a Maildir folder or a single ``.eml`` or ``.emlx``; else ``folder``."""
     try:
         unit = classify(path)
     except OSError as exc:  # indexing it reports why it cannot be read
         log.debug("cannot classify %s: %s", path, exc)
         return "folder"
-    if unit in ("mbox", "maildir") or path.suffix.lower() == ".eml":
+    if unit in ("mbox", "maildir") or path.suffix.lower() in (".eml", ".emlx"):
         return "mailstore"
     return "folder"
