@@ -53,7 +53,7 @@ MAIL_SCAN_LIMIT = 2000
 def _looks_like_mail(path: str) -> bool:
     """A file holding one e-mail: an .eml, or a file named otherwise (an Enron "1.") whose
     first bytes are mail headers."""
-    if path.lower().endswith(".eml"):
+    if path.lower().endswith((".eml", ".emlx")):  # .emlx: Apple Mail's one message per file
         return True
     if not os.path.isfile(path):  # never open a FIFO: it would block
         return False
@@ -91,7 +91,7 @@ def mail_store_problem(path: str) -> str:
                 break
         return (
             f"{path} is not a mail store: it is not a Maildir (no cur and new folders) and holds no"
-            " e-mail files (.eml, or files that start with mail headers). To search the files of an"
+            " e-mail files (.eml, .emlx, or files that start with mail headers). To search the files of an"
             " ordinary folder, use File ▸ Add folder."
         )
     if is_mbox(p) or _looks_like_mail(str(p)):
@@ -111,9 +111,9 @@ def choose_mail_store(parent: QWidget, start: str) -> str:
     box.setWindowTitle("Add a mail store")
     box.setText("Which kind of mail store?")
     box.setInformativeText(
-        "A Maildir (a folder with cur and new folders, as kept by mutt, Dovecot or offlineimap) or a"
-        " folder of .eml files is picked as a folder; an mbox file (Thunderbird, Apple Mail or"
-        " Google Takeout exports) as a file."
+        "A Maildir (a folder with cur and new folders, as kept by mutt, Dovecot or offlineimap), a"
+        " folder of .eml files or Apple Mail's folder (~/Library/Mail: .emlx files) is picked as a"
+        " folder; an mbox file (Thunderbird, Apple Mail or Google Takeout exports) as a file."
     )
     folder_btn = box.addButton(MAIL_FOLDER_CHOICE, QMessageBox.ButtonRole.AcceptRole)
     mbox_btn = box.addButton(MBOX_CHOICE, QMessageBox.ButtonRole.AcceptRole)

@@ -86,3 +86,17 @@ def test_progress_line_and_percent():
     )
     assert progress_percent(P(phase="done", files_done=12, files_total=12)) == 100
     assert progress_percent(P(phase="done")) == 100
+
+
+def test_an_apple_mail_folder_is_a_mail_store(tmp_path):
+    """File ▸ Add mail store takes ~/Library/Mail: its .emlx files are e-mail (the first line
+    is a byte count, so the headers are not where a sniff looks)."""
+    from app.sources import mail_store_problem
+
+    messages = tmp_path / "Mail" / "V10" / "ACCOUNT" / "INBOX.mbox" / "UUID" / "Data" / "Messages"
+    messages.mkdir(parents=True)
+    (messages / "101.emlx").write_bytes(b"31\nFrom: a@example.org\nSubject: s\n\nx\n<plist/>\n")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("plain", encoding="utf-8")
+    assert mail_store_problem(str(tmp_path / "Mail")) == ""
+    assert mail_store_problem(str(tmp_path / "notes")).startswith(f"{tmp_path / 'notes'} is not a mail store")
