@@ -348,6 +348,36 @@ def test_docx_text_in_content_controls_text_boxes_and_tracked_changes(tmp_path: 
     ]
 
 
+def test_docx_footnotes_and_endnotes_follow_the_text(tmp_path: Path) -> None:
+    """python-docx reads neither notes part: each note is a paragraph after the text, the
+    separator lines Word keeps among the footnotes are not."""
+    import docx
+    from docx.opc.constants import CONTENT_TYPE, RELATIONSHIP_TYPE
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+
+    document = docx.Document()
+    document.add_paragraph("The depot figures come from the harbour survey.")
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    for kind, content_type, reltype, text in (
+        ("footnote", CONTENT_TYPE.WML_FOOTNOTES, RELATIONSHIP_TYPE.FOOTNOTES, "Survey of May 2001, page 4."),
+        ("endnote", CONTENT_TYPE.WML_ENDNOTES, RELATIONSHIP_TYPE.ENDNOTES, "Figures rounded to the ton."),
+    ):
+        blob = (
+            f'<w:{kind}s {w}><w:{kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{kind}>'
+            f'<w:{kind} w:id="1"><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:{kind}></w:{kind}s>'
+        ).encode()
+        part = Part(PackURI(f"/word/{kind}s.xml"), content_type, blob, document.part.package)
+        document.part.relate_to(part, reltype)
+    path = tmp_path / "figures.docx"
+    document.save(str(path))
+    assert one(path).text.split("\n\n") == [
+        "The depot figures come from the harbour survey.",
+        "Survey of May 2001, page 4.",
+        "Figures rounded to the ton.",
+    ]
+
+
 def test_odt_headings_lists_tables(tmp_path: Path) -> None:
     from odf import dc, table, text
     from odf.opendocument import OpenDocumentText

@@ -25,7 +25,7 @@ from engine.ingest.segment import passages_of
 #: list as lines of its own, and an address header the standard parser finds invalid read
 #: whole, ``engine.ingest.mail.message_fields``: only messages with such headers change; an
 #: attachment's file name as a line, added without re-encoding its text; a Word file's
-#: content controls, text boxes and tracked insertions read, ``engine.ingest.formats._docx``,
+#: content controls, text boxes, tracked insertions and notes read, ``engine.ingest.formats._docx``,
 #: and an OpenDocument file's frames, footnotes and table cells kept apart from the words
 #: around them, ``_odf_blocks``: only files holding them change).
 RECORDS_VERSION = "5"

@@ -589,12 +589,33 @@ def _docx_inline(el: Any, boxes: list[Any]) -> str:
     return "".join(out)
 
 
+def _docx_notes(document: Any) -> list[str]:
+    """The footnotes, then the endnotes, of a Word document, a paragraph each after its text
+    (python-docx reads neither part); the separator lines Word keeps among them are not notes."""
+    from lxml import etree
+
+    out: list[str] = []
+    for kind in ("footnotes", "endnotes"):
+        for rel in document.part.rels.values():
+            if rel.is_external or not rel.reltype.endswith("/" + kind):
+                continue
+            try:
+                root = etree.fromstring(rel.target_part.blob, etree.XMLParser(resolve_entities=False))
+            except etree.XMLSyntaxError:  # a damaged notes part: the document's text stands
+                continue
+            for note in root.iter(_W + kind[:-1]):
+                if note.get(_W + "type") in (None, "normal"):
+                    _docx_blocks(note, out)
+    return out
+
+
 def _docx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     import docx
 
     document = _open_zipped(data, where, "DOCX", docx.Document)
     paragraphs: list[str] = []
     _docx_blocks(document.element.body, paragraphs)
+    paragraphs += _docx_notes(document)
     title = (document.core_properties.title or "").strip() or None
     return tidy(join_paragraphs(paragraphs)), title, {}
 
