@@ -102,6 +102,29 @@ def test_index_ask_status_sources_remove(tmp_path: Path, capsys: pytest.CaptureF
     assert "Index some folders first" in capsys.readouterr().out
 
 
+def test_an_upgrading_run_says_it_re_reads_files_not_that_they_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an update that indexes more of each file (a new records version) the next run
+    re-reads every file; it says so rather than "N changed file(s)"."""
+    import engine.indexer.prepare as prepare
+    import engine.indexer.run as run
+
+    d = tmp_path / "docs"
+    write(d / "otters.txt", "Sea otters hold hands while they sleep.")
+    write(d / "owls.txt", "Barn owls hunt by sound in complete darkness.")
+    home = ["--home", str(tmp_path / "home"), "--threads", "1", "-q"]
+    with monkeypatch.context() as m:
+        m.setattr(prepare, "RECORDS_VERSION", "4")
+        m.setattr(run, "RECORDS_VERSION", "4")
+        assert main(["index", str(d), *home]) == 0
+    assert "indexed 2 changed file(s)" in capsys.readouterr().out
+    assert main(["index", *home]) == 0
+    assert "re-read 2 file(s) for what this version indexes, 0 sentences encoded" in capsys.readouterr().out
+    assert main(["index", *home]) == 0
+    assert "indexed 0 changed file(s)" in capsys.readouterr().out
+
+
 def test_errors_and_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["index", str(tmp_path / "missing"), "--home", str(tmp_path / "h"), "-q"]) == 1
     assert "no such file or folder" in capsys.readouterr().err

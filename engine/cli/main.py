@@ -192,10 +192,12 @@ def _run_index(engine, paths, quiet: bool) -> int:
         bar.close()
     errors = engine.errors()
     st = engine.status()
-    print(
-        f"indexed {p.files_done} changed file(s), {p.sentences_done} sentences "
-        f"({p.rate:.0f}/s); index holds {st['sentences']} sentences from {st['files']} files"
+    done = (
+        f"re-read {p.files_done} file(s) for what this version indexes, {p.sentences_done} sentences encoded"
+        if p.upgrade
+        else f"indexed {p.files_done} changed file(s), {p.sentences_done} sentences"
     )
+    print(f"{done} ({p.rate:.0f}/s); index holds {st['sentences']} sentences from {st['files']} files")
     skipped = sum(e.skipped for e in errors)
     if len(errors) > skipped:
         print(f"{len(errors) - skipped} file(s) with problems: run 'sparcdesk status' for the reasons")

@@ -32,6 +32,8 @@ class Progress(RunProgress):
     ``phase``: ``scanning``, ``indexing``, ``paused``, ``committing``, ``done`` or
     ``cancelled``. ``rate`` is sentences per second since the run started; ``eta_s`` the
     seconds left, estimated from the bytes of the units still to do (None until known).
+    ``upgrade``: the run re-reads every file for what this version indexes (a new records
+    version), so ``files_done`` counts files read again, not files that changed.
     """
 
     files_done: int
@@ -40,6 +42,7 @@ class Progress(RunProgress):
     rate: float
     eta_s: float | None
     current: str | None
+    upgrade: bool = False
 
 
 @dataclass

@@ -165,7 +165,9 @@ class Indexer:
             eta = 0.0
         elif self._bytes_done > 0 and self._bytes_total >= self._bytes_done:
             eta = (self._bytes_total - self._bytes_done) * elapsed / self._bytes_done
-        return Progress(self._phase, r.files_done, r.files_total, r.sentences, rate, eta, self._current)
+        return Progress(
+            self._phase, r.files_done, r.files_total, r.sentences, rate, eta, self._current, self._upgrading
+        )
 
     def _report(self, force: bool = False) -> None:
         if self.progress_cb is None:
