@@ -204,13 +204,17 @@ def _header(msg: Message, name: str) -> str:
         text = "" if value is None else str(value)
     except Exception as exc:  # the email package raises many types on a malformed header
         log.debug("header %s decoded by hand: %s: %s", name, type(exc).__name__, exc)
-        raw = _raw_header(msg, name) or ""
-        try:
-            text = str(make_header(decode_header(raw)))
-        except Exception as raw_exc:
-            log.debug("header %s kept as it is: %s: %s", name, type(raw_exc).__name__, raw_exc)
-            text = str(raw)
+        text = _by_hand(_raw_header(msg, name) or "", name)
     return " ".join(text.split())
+
+
+def _by_hand(raw: str, name: str) -> str:
+    """A header's value decoded without the parser (RFC 2047 words), else as written."""
+    try:
+        return str(make_header(decode_header(raw)))
+    except Exception as exc:  # a malformed encoded word
+        log.debug("header %s kept as it is: %s: %s", name, type(exc).__name__, exc)
+        return raw
 
 
 def _raw_header(msg: Message, name: str) -> str | None:
@@ -253,23 +257,19 @@ def _address_header(msg: Message, name: str) -> str:
     semicolons (Outlook writes them; RFC 5322 wants commas) as its first person alone,
     "Ann [ann@x.org]" as "Ann", "a@x.org (Ann), <b@x.org> Bob" without the names. Such a
     header is read by hand instead: decoded as written, a semicolon list as a comma list
-    (``_semicolon_list``). A header that parses cleanly keeps its parsed text."""
-    text = _header(msg, name)
+    (``_semicolon_list``). A header that parses cleanly keeps its parsed text. (The header
+    is parsed once: the parser is slow on a long list, and this runs for every message.)"""
     raw = _raw_header(msg, name)
     if raw is None:
-        return text
+        return ""
     try:
-        defects = getattr(msg[name], "defects", ())
-    except Exception:  # the parser choked: _header read it by hand already
-        return text
-    if not any(isinstance(d, errors.InvalidHeaderDefect) for d in defects):
-        return text  # parsed whole (a group "Team: a@x.org, b@x.org;", a quoted ";" too)
-    try:
-        decoded = str(make_header(decode_header(raw)))
-    except Exception as exc:  # a malformed encoded word: the header as written
-        log.debug("header %s kept as it is: %s: %s", name, type(exc).__name__, exc)
-        decoded = raw
-    decoded = " ".join(decoded.split())
+        value = msg[name]
+        if not any(isinstance(d, errors.InvalidHeaderDefect) for d in getattr(value, "defects", ())):
+            return " ".join(str(value).split())  # parsed whole (a group "Team: a@x.org, b@x.org;", a quoted ";")
+    except Exception as exc:  # the email package raises many types on a malformed header
+        log.debug("header %s decoded by hand: %s: %s", name, type(exc).__name__, exc)
+        return " ".join(_by_hand(raw, name).split())
+    decoded = " ".join(_by_hand(raw, name).split())
     return _semicolon_list(decoded) if ";" in decoded else decoded
 
 
