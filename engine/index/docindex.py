@@ -31,7 +31,7 @@ from pathlib import Path
 import tantivy
 
 from engine.home.paths import display, from_store, to_store, write_json_atomic
-from engine.ingest.mail import people_of
+from engine.ingest.mail import RECIPIENT_FIELDS, people_of
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ def mail_header_lines(fields: Mapping[str, str]) -> list[tuple[str, str]]:
         value = " ".join((fields.get(name) or "").split())
         if not value:
             continue
-        if name in ("to", "cc", "bcc"):
+        if name in RECIPIENT_FIELDS:
             out += [(name, line) for line in _cut(label, people_of(value))]
         else:
             out.append((name, f"{label}: {value}"))

@@ -15,7 +15,7 @@ from engine.home.paths import display
 from engine.index.docindex import DocumentText, mail_header_lines
 from engine.index.sentences import SentenceRecord, folder_terms
 from engine.ingest.documents import Document, ExtractionError
-from engine.ingest.mail import addresses, sender_address
+from engine.ingest.mail import RECIPIENT_FIELDS, addresses, sender_address
 from engine.ingest.segment import passages_of
 
 #: What a document becomes in the index. A new value re-reads every file on the next run
@@ -138,7 +138,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     if doc.kind == "email":
         mail[doc.key] = f
     sender = sender_address(origin.get("from", ""))
-    recipients = [a for name in ("to", "cc", "bcc") for a in addresses(origin.get(name, ""))]
+    recipients = [a for name in RECIPIENT_FIELDS for a in addresses(origin.get(name, ""))]
     date = iso_to_epoch(f.get("date") or origin.get("date"))
     # What every record of the document carries (display and filter fields).
     common: dict[str, Any] = {
@@ -208,7 +208,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             sender=sender,
             mailbox=origin.get("mailbox", ""),
             from_text=origin.get("from", ""),
-            to_text=" ".join(x for x in (origin.get("to", ""), origin.get("cc", ""), origin.get("bcc", "")) if x),
+            to_text=" ".join(x for x in (origin.get(name, "") for name in RECIPIENT_FIELDS) if x),
             subject=origin.get("subject", ""),
             name=file_name(doc) if doc.path and doc.kind != "email" else "",
         )

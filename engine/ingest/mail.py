@@ -674,6 +674,11 @@ def sender_address(value: str) -> str:
     return (addr or value or "").strip().lower()
 
 
+#: The header fields that name a message's recipients: the ``to:`` filter, header lines cut
+#: into short lines and a document's recipients all read these.
+RECIPIENT_FIELDS = ("to", "cc", "bcc")
+
+
 def addresses(value: str) -> list[str]:
     """The addresses of a To, Cc or Bcc header."""
     return [a for _, a in getaddresses([value or ""]) if a]

@@ -28,7 +28,7 @@ import numpy as np
 
 from engine.index.sentences import IndexFilters, IndexHit, SentenceIndex
 from engine.ingest.documents import LINE_KINDS
-from engine.ingest.mail import people_of
+from engine.ingest.mail import RECIPIENT_FIELDS, people_of
 from engine.model.bundle import Bundle
 from engine.model.encoder import default_bundle_dir
 from engine.search.defaults import DEFAULT_FUSION, FUSIONS
@@ -698,7 +698,7 @@ def _address_words(meta: dict[str, Any], names: frozenset[str]) -> int:
     text = meta.get("text") or ""
     if not names or not _EMAIL_ADDRESS.search(text):
         return 0
-    people = people_of(text.split(":", 1)[1]) if meta.get("field") in ("from", "to", "cc", "bcc") else [text]
+    people = people_of(text.split(":", 1)[1]) if meta.get("field") in ("from", *RECIPIENT_FIELDS) else [text]
     return max((len(names & {w.lower() for w in _WORD.findall(p)}) for p in people), default=0)
 
 
