@@ -32,6 +32,7 @@ pytest.importorskip("engine.api.facade")
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, QUrl, Slot  # noqa: E402
 from PySide6.QtGui import QDesktopServices  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+from test_answers import indexed  # noqa: E402
 
 from app.backend import Backend  # noqa: E402
 from app.format import collapse, passage_html, result_html  # noqa: E402
@@ -255,9 +256,7 @@ def test_an_answering_recipient_far_down_a_long_to_list_is_shown_in_the_header(q
     msg["Message-ID"] = "<move@example.org>"
     msg.set_content("The third floor moves to the new building on Monday.\n")
     (mail / "move.eml").write_bytes(bytes(msg))
-    with Engine(home=tmp_path / "home", threads=1) as engine:
-        engine.add_source(mail)
-        engine.index()
+    indexed(tmp_path / "home", mail).close()
     window = open_window(tmp_path / "home")
     first = type_question(qtbot, window, "What is the email address of Priya Raman?").answers[0]
     assert first.best.field == "to"
@@ -293,9 +292,7 @@ def test_an_attachment_says_which_message_it_came_with(qtbot, open_window, tmp_p
     msg.set_content("Pictures from the site visit.\n")
     msg.add_attachment(b"\x89PNG\r\n\x1a\n" + bytes(64), maintype="image", subtype="png", filename="crane-foundation.png")
     (mail / "visit.eml").write_bytes(bytes(msg))
-    with Engine(home=tmp_path / "home", threads=1) as engine:
-        engine.add_source(mail)
-        engine.index()
+    indexed(tmp_path / "home", mail).close()
     window = open_window(tmp_path / "home")
     first = type_question(qtbot, window, "crane foundation").answers[0]
     assert first.title == "crane-foundation.png" and first.best.field == "name"
@@ -416,9 +413,7 @@ def test_sources_dialog_lists_counts_and_failed_files(qtbot, open_window, tmp_pa
     broken = folder / "broken.pdf"
     broken.write_bytes(b"%PDF-1.4\nthis is not really a PDF\n")
     home = tmp_path / "home"
-    with Engine(home=home) as engine:
-        engine.add_source(folder)
-        engine.index()
+    indexed(home, folder).close()
     window = open_window(home)
     window.show_sources()
     dialog = window._sources_dialog
@@ -452,9 +447,7 @@ def test_sources_dialog_lists_a_skipped_file_with_its_reason_and_it_is_found_by_
     book.active.append(["The research ship Halcyon", "Captain Ingrid Solvang"])
     book.save(folder / "crew.xlsx")
     home = tmp_path / "home"
-    with Engine(home=home) as engine:
-        engine.add_source(folder)
-        engine.index()
+    indexed(home, folder).close()
     window = open_window(home)
     window.show_sources()
     dialog = window._sources_dialog
@@ -824,9 +817,7 @@ def test_results_follow_the_end_of_indexing_and_a_removed_source(qtbot, open_win
     north = write_fleet(tmp_path / "north", ["aurora.txt", "log.txt"])
     south = write_fleet(tmp_path / "south", ["borealis.txt", "cygnus.txt"])
     home = tmp_path / "home"
-    with Engine(home=home) as engine:
-        engine.add_source(north)
-        engine.index()
+    indexed(home, north).close()
     window = open_window(home)
     type_question(qtbot, window, FLEET_QUESTION)
     assert set(listed(window)) == {"aurora.txt", "log.txt"}
@@ -923,10 +914,7 @@ def mail_home(tmp_path_factory):
     stamp = 1559390400  # 2019-06-01
     os.utime(old, (stamp, stamp))
     home = base / "home"
-    with Engine(home=home) as engine:
-        engine.add_source(mail)
-        engine.add_source(notes)
-        engine.index()
+    indexed(home, mail, notes).close()
     return SimpleNamespace(home=home, mail=mail, notes=notes)
 
 

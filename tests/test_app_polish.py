@@ -29,6 +29,7 @@ import test_app  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication, QStatusTipEvent, QTextDocument  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox  # noqa: E402
+from test_answers import indexed  # noqa: E402
 
 from app.main import debian_package, display_problem  # noqa: E402
 from app.progress import progress_text  # noqa: E402
@@ -82,10 +83,7 @@ def test_removing_a_source_while_it_indexes_is_prompt(qtbot, open_window, tmp_pa
     turbines = tmp_path / "turbines"
     write_zorblax_notes(turbines, 5)
     home = tmp_path / "home"
-    with Engine(home=home) as engine:
-        engine.add_source(keep)
-        engine.add_source(turbines)
-        engine.index()
+    indexed(home, keep, turbines).close()
     # five notes changed and 145 new: the next run has 150 to read, long enough to be cut short
     notes = write_zorblax_notes(turbines, 150, edition=2)
     window = open_window(home)
@@ -210,9 +208,7 @@ def test_exclusions_report_the_real_counts(qtbot, open_window, tmp_path):
     for name in ("kenya.txt", "doctor-who.md", "steam-engine.md"):
         shutil.copy(SAMPLES / "documents" / name, folder)
     home = tmp_path / "home"
-    with Engine(home=home) as engine:
-        engine.add_source(folder)
-        engine.index()
+    indexed(home, folder).close()
     window = open_window(home)
     assert window.sources[0].files == 3
     outcomes = outcomes_of(window)
@@ -345,9 +341,7 @@ def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, t
     docs.mkdir()
     shutil.copy(SAMPLES / "documents" / "kenya.txt", docs)
     home = tmp_path / "home"
-    with Engine(home=home) as engine:
-        engine.add_source(docs)
-        engine.index()
+    indexed(home, docs).close()
     window = open_window(home)
     qtbot.waitUntil(lambda: window.act_adapt.isEnabled() and bool(window.last_status), timeout=WAIT_MS)
     asked: list[str] = []
