@@ -215,6 +215,11 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     return PreparedDoc(doc, document_digest(doc), sentences, contexts, records, whole, passages=groups)
 
 
+def _listed(fields: dict[str, str], name: str) -> list[str]:
+    """The addresses of a To, Cc or Bcc field, or the field as written when none parses."""
+    return addresses(fields.get(name, "")) or ([fields[name]] if fields.get(name) else [])
+
+
 def message_row(doc: Document, unit: str) -> MessageRow:
     f = doc.fields
     return MessageRow(
@@ -223,9 +228,9 @@ def message_row(doc: Document, unit: str) -> MessageRow:
         message_id=f.get("message_id", ""),
         thread=f.get("thread", ""),
         from_addr=f.get("from", ""),
-        to_addrs=addresses(f.get("to", "")) or ([f["to"]] if f.get("to") else []),
-        cc_addrs=addresses(f.get("cc", "")) or ([f["cc"]] if f.get("cc") else []),
-        bcc_addrs=addresses(f.get("bcc", "")) or ([f["bcc"]] if f.get("bcc") else []),
+        to_addrs=_listed(f, "to"),
+        cc_addrs=_listed(f, "cc"),
+        bcc_addrs=_listed(f, "bcc"),
         date=iso_to_epoch(f.get("date")),
         subject=f.get("subject", ""),
         mailbox=f.get("mailbox", ""),
