@@ -47,15 +47,16 @@ def file_name(doc: Document) -> str:
     return Path(doc.path).name
 
 
-def records_of(doc: Document) -> str:
+def records_of(doc: Document, header: list[tuple[str, str]] | None = None) -> str:
     """The records version in which the records of a document like ``doc`` last changed (at
     most ``RECORDS_VERSION``). It is part of the document's digest, so a new version
-    re-encodes only the documents whose records it changes."""
+    re-encodes only the documents whose records it changes. ``header``: a message's
+    ``mail_header_lines`` when the caller has them already (``prepare``)."""
     if doc.kind == "email":
         # header lines came with 2; a To/Cc list cut into several lines with 4, Bcc lines with
         # 5, so upgrading re-encodes only the messages that have such a list or a Bcc header
         # (on a large mailbox most have neither)
-        names = [name for name, _ in mail_header_lines(doc.fields)]
+        names = [name for name, _ in (mail_header_lines(doc.fields) if header is None else header)]
         if "bcc" in names:
             return str(min(5, int(RECORDS_VERSION)))
         cut = names.count("to") > 1 or names.count("cc") > 1
@@ -212,7 +213,8 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             subject=origin.get("subject", ""),
             name=file_name(doc) if doc.path and doc.kind != "email" else "",
         )
-    return PreparedDoc(doc, document_digest(doc), sentences, contexts, records, whole, passages=groups)
+    digest = document_digest(doc, records_of(doc, header if doc.kind == "email" else None))
+    return PreparedDoc(doc, digest, sentences, contexts, records, whole, passages=groups)
 
 
 def _listed(fields: dict[str, str], name: str) -> list[str]:
