@@ -326,21 +326,22 @@ def build_mail(work: Path, n_enron: int, seed: int = SEED) -> tuple[Collection, 
         r = enron[i]
         key = f"enron/{r['mailbox']}-{i:05d}.eml"
         col.docs[key] = col.folder / key
-        _write(col.docs[key], enron_eml(r))
-        headers[key] = {**r, "date_utc": date_utc(parse_message(col.docs[key]))}
+        data = enron_eml(r)
+        _write(col.docs[key], data)
+        headers[key] = {**r, "date_utc": date_utc(parse_message(data))}
     _prune(col.folder, col.docs.values())
     questions += enron_questions(headers, seed)
     return col, questions
 
 
-def parse_message(path: Path) -> Any:
-    """An RFC 822 file as one parser reads it for the whole benchmark (``policy.default``:
-    encoded words decoded, bodies by their charset), for the maildir set's questions and for
-    the BM25 baseline's text alike."""
+def parse_message(data: bytes) -> Any:
+    """An RFC 822 message as one parser reads it for the whole benchmark (``policy.default``:
+    encoded words decoded, bodies by their charset), for the mail sets' questions and for the
+    BM25 baseline's text alike."""
     from email import policy
     from email.parser import BytesParser
 
-    return BytesParser(policy=policy.default).parsebytes(path.read_bytes())
+    return BytesParser(policy=policy.default).parsebytes(data)
 
 
 def _printable(text: str) -> str:
@@ -367,7 +368,7 @@ def build_maildir(work: Path, seed: int = SEED) -> tuple[Collection, list[Questi
         data = path.read_bytes()
         col.docs[key] = col.folder / key
         _write(col.docs[key], data)
-        msg = parse_message(col.docs[key])
+        msg = parse_message(data)
         # a decoded header keeps Enron's control characters ("Mind\x01,s Eye", an apostrophe
         # lost in export); nobody types one, so a question leaves them out
         headers[key] = {h: " ".join(_printable(str(msg[h] or "")).split()) for h in ("from", "to", "cc", "subject")}
@@ -464,16 +465,13 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED, set_name: str = 
 
 
 def date_utc(msg: Any) -> _dt.datetime | None:
-    """A parsed message's Date in UTC, as the engine keeps it (no zone: UTC); None if absent
-    or unreadable. (A question's answer values are in this machine's zone, as the engine
-    shows a date.)"""
-    try:
-        when = getattr(msg["date"], "datetime", None)
-    except Exception:  # a Date header the parser chokes on
-        return None
-    if when is None:
-        return None
-    return when.replace(tzinfo=_dt.timezone.utc) if when.tzinfo is None else when.astimezone(_dt.timezone.utc)
+    """A parsed message's Date in UTC as the engine keeps it (``engine.ingest.mail.message_date``);
+    None if absent or unreadable. (A question's answer values are in this machine's zone, as
+    the engine shows a date.)"""
+    from engine.ingest.mail import message_date
+
+    when = message_date(msg)
+    return _dt.datetime.fromisoformat(when) if when else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -817,7 +815,7 @@ def document_text(path: Path, mail: bool = False) -> str:
     any other file as it is."""
     if path.suffix != ".eml" and not mail:
         return path.read_text(encoding="utf-8")
-    msg = parse_message(path)
+    msg = parse_message(path.read_bytes())
     heads = ("From", "To", "Cc", "Bcc", "Subject", "X-From", "X-To", "X-cc", "X-bcc")
     lines = [f"{h}: {msg[h]}" for h in heads if msg[h]]
     return "\n".join(lines) + "\n\n" + body_text(msg)

@@ -279,7 +279,9 @@ def _ids(value: str) -> list[str]:
     return found if found else value.split()
 
 
-def _iso_date(msg: Message) -> str:
+def message_date(msg: Message) -> str:
+    """A message's Date as ISO 8601 in UTC (no zone given: UTC), "" when absent or unreadable:
+    the instant the index keeps."""
     try:
         header = msg.get("Date")
         dt = getattr(header, "datetime", None)
@@ -307,7 +309,7 @@ def message_fields(msg: Message, mailbox: str) -> dict[str, str]:
         "to": _address_header(msg, "To"),
         "cc": _address_header(msg, "Cc"),
         "bcc": _address_header(msg, "Bcc"),  # the sender's own copy of a message keeps it
-        "date": _iso_date(msg),
+        "date": message_date(msg),
         "subject": _header(msg, "Subject"),
         "message_id": message_id,
         "in_reply_to": in_reply_to[0] if in_reply_to else "",
