@@ -514,8 +514,9 @@ def _pdf(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _MC_CHOICE = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Choice"
 _MC_ALTERNATE = "{http://schemas.openxmlformats.org/markup-compatibility/2006}AlternateContent"
-#: Elements whose text is not the document's: deleted text of a tracked change, a field's code.
-_DOCX_SKIP = {_W + "del", _W + "moveFrom", _W + "instrText", _W + "delText", _W + "rPr", _W + "pPr"}
+#: Elements whose text is not the document's (deleted text of a tracked change, a field's
+#: code) or that hold none (run, paragraph and section properties): not walked.
+_DOCX_SKIP = {_W + "del", _W + "moveFrom", _W + "instrText", _W + "delText", _W + "rPr", _W + "pPr", _W + "sectPr"}
 
 
 def _docx_blocks(parent: Any, out: list[str], rows: list[str] | None = None) -> None:
@@ -547,7 +548,7 @@ def _docx_blocks(parent: Any, out: list[str], rows: list[str] | None = None) -> 
         elif tag == _MC_ALTERNATE:  # the same content twice: one alternative
             first = child.find(_MC_CHOICE)
             _docx_blocks(first if first is not None else child, out, rows)
-        elif tag not in _DOCX_SKIP and tag != _W + "sectPr":
+        elif tag not in _DOCX_SKIP:
             _docx_blocks(child, out, rows)  # w:sdt / w:sdtContent, w:customXml, w:ins ...
 
 
