@@ -24,6 +24,7 @@ from engine.search.answers import (
     highlight_spans,
     is_heading,
     question_terms,
+    rank_documents,
     wanted_field,
 )
 from engine.search.defaults import DEFAULT_FUSION
@@ -260,6 +261,27 @@ def test_fuse_sum_adds_raw_scores_and_fills_missing_with_list_minimum() -> None:
     assert [sid for sid, _ in fuse(sparc, bm25, "sum")] == [1, 2, 3, 4]  # ties: smaller id first
     assert fuse([], [], "sum") == []
     assert dict(fuse([], bm25, "sum")) == {2: 5.0, 4: 4.0}
+
+
+def test_fuse_a_list_shorter_than_its_depth_gives_what_it_lacks_nothing() -> None:
+    # BM25 was asked for 3 and found 1: no other sentence holds a word of the question, so
+    # the others get 0 from it, not the one match's score (which made every sentence of
+    # every message as good as the one holding a rare name); SPARC's list was cut at 3
+    sparc = [IndexHit(1, 10.0), IndexHit(2, 8.0), IndexHit(3, 7.0)]
+    bm25 = [IndexHit(3, 20.0)]
+    assert dict(fuse(sparc, bm25, "sum", depth=3)) == {1: 10.0, 2: 8.0, 3: 27.0}
+    assert dict(fuse(sparc, bm25, "sum")) == {1: 30.0, 2: 28.0, 3: 27.0}  # no depth: cut lists
+    # a SPARC list cut at its depth still lends its minimum to the BM25 matches it lacks
+    assert dict(fuse(sparc, [IndexHit(4, 20.0)], "sum", depth=3)) == {1: 10.0, 2: 8.0, 3: 7.0, 4: 27.0}
+
+
+def test_rank_documents_gives_no_bm25_to_a_document_a_short_list_lacks() -> None:
+    groups = {"a": [(10.0, {})], "b": [(12.0, {})]}
+    # the document BM25 list, asked for 100, holds only "a": "b" holds no word of the question
+    ranked = rank_documents(groups, {"a": 5.0}, depth=10, doc_depth=100)
+    assert list(ranked) == ["a", "b"] and ranked["b"] == 12.0
+    # cut at its depth (1), the list says nothing about "b", which gets its minimum
+    assert list(rank_documents(groups, {"a": 5.0}, depth=10, doc_depth=1)) == ["b", "a"]
 
 
 def test_fuse_minmax_keeps_a_large_scale_list_from_deciding_alone() -> None:

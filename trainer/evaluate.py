@@ -360,6 +360,7 @@ class HybridRetriever:
             [IndexHit(int(i), float(v)) for i, v in zip(s_idx[s_keep], s_sc[s_keep], strict=True)],
             [IndexHit(int(i), float(v)) for i, v in zip(b_idx, b_sc, strict=True)],
             self.method,
+            self.depth,
         )
         return np.array([sid for sid, _ in fused[:k]], dtype=np.int64)
 

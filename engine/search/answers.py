@@ -371,19 +371,34 @@ def _normalised(scores: dict[int, float], method: str) -> dict[int, float]:
     raise ValueError(f"unknown fusion {method!r}; choose one of {', '.join(FUSIONS)}")
 
 
+def _floor(scores: dict[int, float], n: int, depth: int | None) -> float:
+    """What an item missing from a ranked list of ``n`` items (asked for ``depth``) scores
+    there: the list's minimum if it was cut, else 0 (it did not match)."""
+    if not scores or (depth is not None and n < depth):
+        return 0.0
+    return min(scores.values())
+
+
 def fuse(
-    sparc: Sequence[IndexHit], bm25: Sequence[IndexHit], method: str = DEFAULT_FUSION
+    sparc: Sequence[IndexHit],
+    bm25: Sequence[IndexHit],
+    method: str = DEFAULT_FUSION,
+    depth: int | None = None,
 ) -> list[tuple[int, float]]:
     """CAI hybrid over the union of both lists; a sentence missing from one list gets that
-    list's minimum. ``sum`` adds raw scores (CAI); ``minmax`` first maps each list onto
-    [0, 1] by its own minimum and maximum, so neither system's scale decides; ``rrf`` adds
-    reciprocal ranks. Ranked by fused score, then sentence id."""
+    list's minimum: the list was cut at ``depth``, so it scored at most that there. A list
+    shorter than ``depth`` (when given) was not cut: it holds every sentence that matches
+    at all, and one missing from it scores 0 there. (With the minimum, the one sentence
+    that holds a rare name got no more from BM25 than every sentence that does not.)
+    ``sum`` adds raw scores (CAI); ``minmax`` first maps each list onto [0, 1] by its own
+    minimum and maximum, so neither system's scale decides; ``rrf`` adds reciprocal ranks.
+    Ranked by fused score, then sentence id."""
     if not sparc and not bm25:
         return []
     a = _normalised({h.sentence_id: h.score for h in sparc}, method)
     b = _normalised({h.sentence_id: h.score for h in bm25}, method)
-    a_min = min(a.values()) if a else 0.0
-    b_min = min(b.values()) if b else 0.0
+    a_min = _floor(a, len(sparc), depth)
+    b_min = _floor(b, len(bm25), depth)
     fused = {sid: a.get(sid, a_min) + b.get(sid, b_min) for sid in a.keys() | b.keys()}
     return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
 
@@ -767,11 +782,11 @@ def _rank_sentences(
     score (None when nothing matched): with plain IDF (``weights`` True) it is the no-answer
     decision's match, which ``ask`` need not search again."""
     if not qids:
-        return (fuse([], index.bm25(question, HYBRID_DEPTH, filters=filters), fusion) if hybrid else []), None
+        return (fuse([], index.bm25(question, HYBRID_DEPTH, filters=filters), fusion, HYBRID_DEPTH) if hybrid else []), None
     sparc = index.search(qids, HYBRID_DEPTH if hybrid else depth, idf=weights, filters=filters)
     top = sparc[0].score if sparc else None
     if hybrid:
-        return fuse(sparc, index.bm25(question, HYBRID_DEPTH, filters=filters), fusion), top
+        return fuse(sparc, index.bm25(question, HYBRID_DEPTH, filters=filters), fusion, HYBRID_DEPTH), top
     return [(h.sentence_id, h.score) for h in sparc], top
 
 
@@ -836,7 +851,7 @@ def ask(
             groups.setdefault(key, []).append((score, meta))
 
     if hybrid:
-        doc_rank = rank_documents(groups, doc_scores, top * 2)
+        doc_rank = rank_documents(groups, doc_scores, top * 2, DOC_DEPTH)
     else:  # SPARC alone: a document is as good as its best sentence
         doc_rank = {k: max(sc for sc, _ in groups[k]) for k in list(groups)[:top]}
     keys = list(doc_rank)
@@ -1024,14 +1039,18 @@ def sentence_evidence(scores: Iterable[float]) -> float:
 
 
 def rank_documents(
-    groups: dict[str, list[tuple[float, dict[str, Any]]]], doc_scores: dict[str, float], depth: int
+    groups: dict[str, list[tuple[float, dict[str, Any]]]],
+    doc_scores: dict[str, float],
+    depth: int,
+    doc_depth: int | None = None,
 ) -> dict[str, float]:
     """Documents by their sentence evidence (``sentence_evidence``) plus ``DOC_WEIGHT`` times
     their whole-document BM25; a document missing from one list gets that list's minimum (as
-    ``fuse`` does)."""
+    ``fuse`` does), or no BM25 when the BM25 list, asked for ``doc_depth`` documents, holds
+    fewer: every document that matches a word is in it."""
     best = {k: sentence_evidence(s for s, _ in items) for k, items in groups.items()}
     s_min = min(best.values()) if best else 0.0
-    d_min = min(doc_scores.values()) if doc_scores else 0.0
+    d_min = _floor(doc_scores, len(doc_scores), doc_depth)
     total = {
         k: best.get(k, s_min) + DOC_WEIGHT * doc_scores.get(k, d_min) for k in best.keys() | doc_scores.keys()
     }
