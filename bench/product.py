@@ -11,6 +11,8 @@ every question through :meth:`engine.api.facade.Engine.ask` with the app's defau
   its field value when the answer marks a field answer) holds the gold sentence or value;
 * the no-answer decision when the engine gives one (``answered``): % of answerable questions
   answered, % of unanswerable ones not answered ("n/a" before the engine has it);
+* MRR@10 and hit@1 again with each answerable question typed as keywords (``keyword_form``:
+  a name, a subject, the words less stopwords; ``--no-keywords`` leaves it out);
 
 next to BM25 over whole documents with their header fields (bm25s, Lucene formula, k1 0.9,
 b 0.4, English stopwords, Snowball stemmer: ``trainer.baselines.BM25Retriever``) over the
@@ -128,6 +130,10 @@ class Question:
     answers: list[str] = field(default_factory=list)
     amount: bool = False
     answerable: bool = True
+    #: What a user of keyword search would type instead (``keyword_form``): the person's name
+    #: of an address or who-is question, the subject a sender or date question quotes;
+    #: empty: the question's own words less stopwords and question words.
+    keywords: str = ""
 
 
 @dataclass
@@ -425,6 +431,7 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED, set_name: str = 
             f"What is the email address of {n}?",
             gold_docs=sorted(set().union(*(by_addr[a] for a in names[n]))),
             values=names[n],
+            keywords=n,
         )
         for i, n in enumerate(sorted(picked[:MAX_ADDRESS]))
     ]
@@ -441,7 +448,7 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED, set_name: str = 
         name, addr = next((n, a) for n, a in mailboxes(r["from"]) if a)
         values = [addr] + ([name] if len(name.split()) >= 2 else [])
         out.append(
-            Question(f"sender-{i}", set_name, "sender", f"Who sent the e-mail about {s}?", [key], values)
+            Question(f"sender-{i}", set_name, "sender", f"Who sent the e-mail about {s}?", [key], values, keywords=s)
         )
     roles: dict[str, dict[str, str]] = defaultdict(dict)  # name -> {key: "Name, Title"}
     for key, r in headers.items():
@@ -452,7 +459,7 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED, set_name: str = 
     for i, name in enumerate(sorted(roles)):
         keys = sorted(roles[name])
         values = sorted(set(roles[name].values()))
-        out.append(Question(f"who-{i}", set_name, "who-is", f"Who is {name}?", keys, values))
+        out.append(Question(f"who-{i}", set_name, "who-is", f"Who is {name}?", keys, values, keywords=name))
     asked = set(unique[:MAX_SENDER])
     dated = [k for k in unique if k not in asked and headers[k].get("date_utc") is not None]
     rng.shuffle(dated)
@@ -460,7 +467,9 @@ def enron_questions(headers: dict[str, dict], seed: int = SEED, set_name: str = 
         s = _SUBJECT_PREFIX.sub("", " ".join(headers[key]["subject"].split()))
         d = headers[key]["date_utc"].astimezone()
         values = [f"{d:%d %b %Y}", f"{d:%B} {d.day}, {d.year}", f"{d:%Y-%m-%d}"]
-        out.append(Question(f"date-{i}", set_name, "date", f"When was the e-mail about {s} sent?", [key], values))
+        out.append(
+            Question(f"date-{i}", set_name, "date", f"When was the e-mail about {s} sent?", [key], values, keywords=s)
+        )
     return out
 
 
@@ -868,7 +877,37 @@ def _index(col: Collection, home: Path, threads: int, bundle: Path | None, rebui
     return {"engine": eng, **info}
 
 
-def run_questions(eng, col: Collection, bm25: DocBM25, questions: Sequence[Question]) -> list[dict]:
+#: Left out of a question to type it as keywords: Lucene's 33 English stopwords (the BM25
+#: baseline's list) and the words that make a sentence a question.
+_NOT_KEYWORDS = frozenset(
+    {
+        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+        "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+        "they", "this", "to", "was", "will", "with", "what", "which", "who", "whom", "whose", "when",
+        "where", "why", "how", "do", "does", "did", "can", "could", "would", "should", "has", "have",
+        "had", "were", "find",
+    }
+)
+
+
+def keyword_form(q: Question) -> str:
+    """The question as a user of keyword search would type it: ``q.keywords`` when the set
+    names what it asks about (a person, a subject), else its words less ``_NOT_KEYWORDS``
+    ("Find the $ value paid to Mixpanel?" -> "value paid Mixpanel")."""
+    if q.keywords:
+        return q.keywords
+    return " ".join(w for w in re.findall(r"\w+(?:['.-]\w+)*", q.text) if w.lower() not in _NOT_KEYWORDS)
+
+
+def _ranked_by_both(eng, col: Collection, bm25: DocBM25, text: str) -> tuple[list[str], list[str]]:
+    return [doc_key(a, col.folder) for a in answers_of(eng.ask(text, top=TOP))], bm25.ranked(text)
+
+
+def run_questions(
+    eng, col: Collection, bm25: DocBM25, questions: Sequence[Question], keywords: bool = False
+) -> list[dict]:
+    """Each question asked as typed, and with ``keywords`` each answerable one also as
+    keywords (``keyword_form``; its ``kw_*`` fields), both through search and BM25."""
     rows = []
     for q in questions:
         t0 = time.perf_counter()
@@ -909,6 +948,18 @@ def run_questions(eng, col: Collection, bm25: DocBM25, questions: Sequence[Quest
                 row["answer1"] = float(top is not None and answer_correct(q, ranked[0], shown))
             row["bm25_rr"] = reciprocal_rank(b_ranked, q.gold_docs)
             row["bm25_hit1"] = float(bool(b_ranked) and b_ranked[0] in q.gold_docs)
+            if keywords:
+                kw = keyword_form(q)
+                k_ranked, kb_ranked = _ranked_by_both(eng, col, bm25, kw)
+                row.update(
+                    kw=kw,
+                    kw_ranked=k_ranked,
+                    kw_rr=reciprocal_rank(k_ranked, q.gold_docs),
+                    kw_hit1=float(bool(k_ranked) and k_ranked[0] in q.gold_docs),
+                    kw_bm25_ranked=kb_ranked,
+                    kw_bm25_rr=reciprocal_rank(kb_ranked, q.gold_docs),
+                    kw_bm25_hit1=float(bool(kb_ranked) and kb_ranked[0] in q.gold_docs),
+                )
         rows.append(row)
     return rows
 
@@ -943,6 +994,15 @@ def summarise(rows: Sequence[dict]) -> dict:
         out["top_score_median"] = {
             "answerable": round(statistics.median(scores_a), 3),
             "unanswerable": round(statistics.median(scores_u), 3),
+        }
+    typed = [r for r in ans if "kw_rr" in r]
+    if typed:
+        out["keywords"] = {
+            "questions": len(typed),
+            "mrr10": _mean([r["kw_rr"] for r in typed]),
+            "hit1": _mean([r["kw_hit1"] for r in typed]),
+            "bm25_mrr10": _mean([r["kw_bm25_rr"] for r in typed]),
+            "bm25_hit1": _mean([r["kw_bm25_hit1"] for r in typed]),
         }
     kinds = sorted({r["kind"] for r in ans})
     if len(kinds) > 1:
@@ -1091,7 +1151,7 @@ def run(args: argparse.Namespace, log=print) -> dict:
                     pick.shuffle(una)
                     qs = ans[:limit] + una[:limit]
                 t0 = time.perf_counter()
-                rows = run_questions(eng, col, bm25, qs)
+                rows = run_questions(eng, col, bm25, qs, keywords=not getattr(args, "no_keywords", False))
                 all_rows += rows
                 results[s] = {
                     "collection": name,
@@ -1230,6 +1290,33 @@ def kind_table(out: dict) -> str:
     return "\n".join(lines) if len(lines) > 2 else ""
 
 
+def keyword_table(out: dict) -> str:
+    """Search against BM25 with each answerable question typed as keywords (``keyword_form``),
+    per set and, where a set has several, per kind."""
+    lines = [
+        "| set | kind | questions | typed as, e.g. | search MRR@10 | search hit@1 | BM25 MRR@10 | BM25 hit@1 | hit@1 Δ |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    examples = {}
+    for r in out.get("rows") or []:
+        if "kw" in r:
+            examples.setdefault((r["set"], r["kind"]), r["kw"])
+            examples.setdefault((r["set"], "all"), r["kw"])
+    for s, r in out["results"].items():
+        kinds = r.get("by_kind") or {}
+        for k, kr in [("all", r), *kinds.items()]:
+            kw = kr.get("keywords")
+            if not kw:
+                continue
+            eg = examples.get((s, k), "")
+            eg = eg if len(eg) <= 40 else eg[:39] + "…"
+            lines.append(
+                f"| {s} | {k} | {kw['questions']} | {eg.replace('|', '/')} | {_f(kw['mrr10'])} | {_f(kw['hit1'])} "
+                f"| {_f(kw['bm25_mrr10'])} | {_f(kw['bm25_hit1'])} | {kw['hit1'] - kw['bm25_hit1']:+.1f} |"
+            )
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -1274,6 +1361,11 @@ def main(argv: Sequence[str] | None = None) -> dict:
         help=f"seed of every sample: messages, articles, documents, questions (default {SEED})",
     )
     ap.add_argument("--no-save", action="store_true", help="do not write bench/results")
+    ap.add_argument(
+        "--no-keywords",
+        action="store_true",
+        help="do not also ask each answerable question typed as keywords (bench.product.keyword_form)",
+    )
     args = ap.parse_args(argv)
     args.argv = list(argv if argv is not None else sys.argv[1:])
     if not (DATA / "README.md").is_file():
@@ -1285,6 +1377,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if kt:
         print()
         print(kt)
+    kw = keyword_table(out)
+    if kw:
+        print()
+        print(kw)
     cal = out["calibration"]
     if cal.get("suggested"):
         sug = cal["suggested"]
@@ -1301,7 +1397,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if args.doc:
         from bench.product_doc import write_doc
 
-        write_doc(args.doc, out, table(out), kt)
+        write_doc(args.doc, out, table(out), kt, kw)
         print(f"written {args.doc}")
     return out
 

@@ -145,6 +145,24 @@ def test_end_to_end_tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     rr = [r["rr"] for r in out["rows"] if r["set"] == "time"]
     assert time_["mrr10"] == round(100 * sum(rr) / len(rr), 2)
     assert (tmp_path / "homes" / "squad").is_dir()
+    # each answerable question asked again as keywords, through search and BM25 alike
+    for r in out["rows"]:
+        assert ("kw" in r) == r["answerable"]
+        if r["answerable"]:
+            assert r["kw"] == product.keyword_form(product.Question("", "", "", r["question"]))
+            assert r["kw_hit1"] == float(r["kw_ranked"][0] in r["gold_docs"])
+    assert squad["keywords"] == {"questions": 3, "mrr10": 100.0, "hit1": 100.0, "bm25_mrr10": 100.0, "bm25_hit1": 100.0}
+    assert "| squad | all | 3 |" in product.keyword_table(out)
+
+
+def test_keyword_form_is_what_the_set_names_or_the_words_less_stopwords():
+    q = product.Question("q", "enron", "address", "What is the email address of Ann Lee?", keywords="Ann Lee")
+    assert product.keyword_form(q) == "Ann Lee"
+    q = product.Question("q", "email", "bipia", "Find the $ value paid to Mixpanel?")
+    assert product.keyword_form(q) == "value paid Mixpanel"
+    q = product.Question("q", "squad", "squad", "Which NFL team represented the AFC at Super Bowl 50?")
+    assert product.keyword_form(q) == "NFL team represented AFC Super Bowl 50"
+    assert product.keyword_form(product.Question("q", "time", "time", "U.S . POLICY TOWARD LAOS .")) == "U.S POLICY TOWARD LAOS"
 
 
 @needs_data
