@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from test_search import sample_home
 
-import engine.index.docindex as docindex
 import engine.indexer.prepare as prepare
 import engine.indexer.run as run
+import engine.ingest.mail as mail_ingest
 import engine.search.answers as search
 from engine.api.facade import Engine
 from engine.catalog.store import Catalog
@@ -499,8 +499,8 @@ def test_a_long_recipient_list_is_cut_into_lines_every_person_of_which_is_search
     lines = mail_header_lines(fields)
     to = [line for name, line in lines if name == "to"]
     assert len(to) > 1 and all(line.startswith("To: ") for line in to)
-    # each short enough for the encoder to read whole (docindex.LINE_CHARS), six people at most
-    assert all(len(line) <= docindex.LINE_CHARS and line.count("@") <= docindex.PEOPLE_PER_LINE for line in to)
+    # each short enough for the encoder to read whole (mail_ingest.LINE_CHARS), six people at most
+    assert all(len(line) <= mail_ingest.LINE_CHARS and line.count("@") <= mail_ingest.PEOPLE_PER_LINE for line in to)
     assert [p for line in to for p in people_of(line[4:])] == _LIST  # every one, in order
     assert ("cc", 'Cc: "Kim, Soo-jin" <sj@x.org>, Bo <bo@x.org>') in lines  # a quoted comma is no cut
     assert mail_header_lines({"to": "x" * 200}) == [("to", "To: " + "x" * 200)]  # one person: one line
@@ -589,6 +589,69 @@ def test_a_name_typed_alone_ranks_the_message_holding_it_well_ahead_of_those_wit
     ]
 
 
+def test_the_author_of_a_forwarded_message_is_found_in_the_message_forwarding_it(tmp_path: Path) -> None:
+    """Only the forward holds Yvonne Haynes (Lotus Notes writes the sender before " on
+    <date>"); her name and address are searchable there, while "Who sent ...?" is still the
+    forwarding message's own sender."""
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    body = (
+        "Thought you would enjoy this.\n\n"
+        "---------------------- Forwarded by Darron C Giron/HOU/ECT on 01/18/2001 \n"
+        "01:06 PM ---------------------------\n\n\n"
+        '"Yvonne Haynes" <yhaynes@mindspring.com> on 01/18/2001 12:47:37 PM\n'
+        'To: "Jennifer Iu" <jenniferiu@yahoo.com>, <dgiron@enron.com>\ncc:  \n'
+        "Subject: The kayak rental on Lake Travis\n\n\n"
+        "The kayak rental on Lake Travis opens at nine on Saturdays.\n"
+    )
+    write_eml(mail / "fw.eml", "Darron Giron <dgiron@corp.example>", "Jane Wolfe <jwolfe@corp.example>",
+              "Fw: The kayak rental on Lake Travis", body)  # fmt: skip
+    write_eml(mail / "other.eml", "Ann Tully <ann.tully@corp.example>", "Bo Chen <bo.chen@corp.example>",
+              "Lunch", "Lunch is at noon on Friday in the atrium.\n")  # fmt: skip
+    with indexed(tmp_path / "home", mail) as engine:
+        by_name = engine.ask("Yvonne Haynes")
+        address = engine.ask("What is the email address of Yvonne Haynes?")[0]
+        sender = engine.ask("Who sent the e-mail about the kayak rental on Lake Travis?")[0]
+    assert Path(by_name[0].path).name == "fw.eml" and "yhaynes@mindspring.com" in by_name[0].best.sentence
+    assert by_name.answered
+    assert "yhaynes@mindspring.com" in address.best.sentence, address.best.sentence
+    assert sender.best.field == "from" and "dgiron@corp.example" in sender.best.sentence
+
+
+def test_an_address_question_shows_a_message_with_the_address_before_one_naming_the_person(tmp_path: Path) -> None:
+    """Two forwards list "Grunenberg, Franz" (Outlook) and "Franz Grunenberg/Corp/Enron@ENRON"
+    (Lotus Notes, no e-mail address) and say his name again in their text; one message has
+    his address in its To line. Asked for his address, the message showing it comes first."""
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    for n, to_line in enumerate(('"Long, Julie"; "Grunenberg, Franz"; "Ellwanger, Eric"', "Franz Grunenberg/Corp/Enron@ENRON")):
+        body = (
+            "Franz Grunenberg asked for the gas curves again.\n\n-----Original Message-----\n"
+            f"From: Plaisance, Michael\nSent: Monday, April 30, 2001 9:00 AM\nTo: {to_line}\n"
+            "Subject: Gas curves for Franz Grunenberg\n\nFranz Grunenberg, the curves are attached.\n"
+        )
+        write_eml(mail / f"fw{n}.eml", "Jane Wolfe <jwolfe@corp.example>", "Bo Chen <bo.chen@corp.example>",
+                  "FW: Gas curves for Franz Grunenberg", body)  # fmt: skip
+    write_eml(mail / "direct.eml", "Ann Tully <ann.tully@corp.example>",
+              "Cara Diaz <cara.diaz@corp.example>, Franz Grunenberg <franz.grunenberg@cmenergy.example>",
+              "Storage report", "The storage report is due on Friday.\n")  # fmt: skip
+    with indexed(tmp_path / "home", mail) as engine:
+        answers = engine.ask("What is the email address of Franz Grunenberg?")
+    assert Path(answers[0].path).name == "direct.eml", [(Path(a.path).name, a.best.sentence) for a in answers]
+    assert "franz.grunenberg@cmenergy.example" in answers[0].best.sentence
+    assert {Path(a.path).name for a in answers[1:]} == {"fw0.eml", "fw1.eml"}  # still shown, after it
+
+
+def test_shows_address_needs_one_person_with_an_address_and_the_whole_name() -> None:
+    names = frozenset({"franz", "grunenberg"})
+    assert search.shows_address("To: Ann <ann@x.org>, Franz Grunenberg <franz.g@x.org>", names)
+    assert search.shows_address("franz.grunenberg@x.org", names)
+    assert not search.shows_address('To: "Grunenberg, Franz", ann@x.org', names)  # his has no address
+    assert not search.shows_address("To: Franz Grunenberg/Corp/Enron@ENRON", names)  # not an e-mail address
+    assert not search.shows_address("To: franz.lee@x.org, ed.grunenberg@x.org", names)  # two people
+    assert not search.shows_address("To: franz.grunenberg@x.org", frozenset())
+
+
 def test_who_received_is_answered_by_the_first_line_of_a_long_list(list_mailbox: Engine) -> None:
     answers = list_mailbox.ask("Who received the e-mail about the gas performance tests?")
     top = answers[0]
@@ -609,8 +672,8 @@ def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypa
     (src / "plain.txt").write_text("The lighthouse keeper logs every passing ship by name.\n", encoding="utf-8")
     home = tmp_path / "home"
     with monkeypatch.context() as m:  # the indexer as it was: one To line, records "3"
-        m.setattr(docindex, "PEOPLE_PER_LINE", 10_000)
-        m.setattr(docindex, "LINE_CHARS", 1_000_000)
+        m.setattr(mail_ingest, "PEOPLE_PER_LINE", 10_000)
+        m.setattr(mail_ingest, "LINE_CHARS", 1_000_000)
         m.setattr(prepare, "RECORDS_VERSION", "3")
         m.setattr(run, "RECORDS_VERSION", "3")
         indexed(home, src).close()
@@ -670,7 +733,7 @@ def test_an_index_from_before_bcc_and_semicolon_lists_is_upgraded(tmp_path, monk
 
     with monkeypatch.context() as m:
         m.setattr(produce, "ISOLATE_EXTRACTION", False)  # the reading below is this process's
-        m.setattr(mail, "message_fields", fields_before)
+        m.setattr(mail_ingest, "message_fields", fields_before)
         m.setattr(prepare, "RECORDS_VERSION", "4")
         m.setattr(run, "RECORDS_VERSION", "4")
         with indexed(home, src) as e:
@@ -720,7 +783,7 @@ def test_an_attachment_is_found_by_its_file_name_also_in_an_index_from_before(tm
 
     with monkeypatch.context() as m:  # the indexer as it was: no name line for an attachment
         m.setattr(produce, "ISOLATE_EXTRACTION", False)  # the reading below is this process's
-        m.setattr(mail, "_attachment_docs", readable_attachments_only)
+        m.setattr(mail_ingest, "_attachment_docs", readable_attachments_only)
         m.setattr(prepare, "has_name_line", lambda doc: doc.kind != "email" and doc.parent_key is None and bool(doc.path))
         m.setattr(prepare, "RECORDS_VERSION", "4")
         m.setattr(run, "RECORDS_VERSION", "4")

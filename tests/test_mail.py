@@ -88,10 +88,12 @@ def test_enron_reply_loses_its_quote() -> None:
 
 @needs_enron
 @pytest.mark.needs_data
-def test_enron_lotus_forward_keeps_content_without_headers() -> None:
+def test_enron_lotus_forward_keeps_content_and_its_people() -> None:
     doc = extract(ENRON / "fischer-m" / "all_documents" / "1.")[0]
     assert "The data on\nthis disk is intended for the exclusive use of NREL" in doc.text
-    for header in ("Forwarded by", "To: Mark Fisher", "Subject:", "cc:"):
+    # who wrote the forwarded note (Lotus Notes: the line above its date) and who got it
+    assert "From: Hollis Kimbrough\n\nTo: Mark Fisher/EWC/Enron@Enron\n\n" in doc.text
+    for header in ("Forwarded by", "04/10/2001", "Subject:", "cc:"):
         assert header not in doc.text
 
 
@@ -257,7 +259,7 @@ def test_interleaved_quotes_removed_but_answers_kept() -> None:
     assert clean_body(body) == "Yes, since noon.\nRunning tonight."
 
 
-def test_forward_keeps_forwarded_content_without_its_headers(tmp_path: Path) -> None:
+def test_forward_keeps_forwarded_content_and_the_people_of_its_headers(tmp_path: Path) -> None:
     body = (
         "FYI, see below.\n\n"
         "---------- Forwarded message ---------\n"
@@ -268,12 +270,15 @@ def test_forward_keeps_forwarded_content_without_its_headers(tmp_path: Path) -> 
         "Prices rise by 4 percent from April.\n"
     )
     doc = extract(write_eml(tmp_path, message(subject="Fwd: Price list", body=body)))[0]
-    assert doc.text == "FYI, see below.\n\nPrices rise by 4 percent from April."
+    assert doc.text == (
+        "FYI, see below.\n\nFrom: Supplier <sales@supplier.example>\n\nTo: Ada <ada@example.org>\n\n"
+        "Prices rise by 4 percent from April."
+    )
 
     outlook = "See the note from legal.\n\n-----Original Message-----\nFrom: Legal\nSent: today\nTo: All\nSubject: Policy\n\nNew retention policy applies from May.\n"
     assert (
         clean_body(outlook, forwarded=True)
-        == "See the note from legal.\n\nNew retention policy applies from May."
+        == "See the note from legal.\n\nFrom: Legal\n\nTo: All\n\nNew retention policy applies from May."
     )
     assert clean_body(outlook, forwarded=False) == "See the note from legal."
 
@@ -287,7 +292,46 @@ def test_enron_lotus_forward_marker_spanning_two_lines() -> None:
         "Subject: West Desk Christmas Dinner\n\n"
         "The dinner is at 7 pm at the Rainforest Cafe.\n"
     )
-    assert clean_body(body) == "FYI\n\nThe dinner is at 7 pm at the Rainforest Cafe."
+    assert clean_body(body) == (
+        "FYI\n\nFrom: Ina Rangel\n\n"
+        "To: Keith Holst/HOU/ECT@ect, Phillip K Allen/HOU/ECT@ECT, Mike Grigsby/HOU/ECT@ECT\n\n"
+        "The dinner is at 7 pm at the Rainforest Cafe."
+    )
+
+
+def test_forwarded_people_lines_read_lotus_senders_and_outlook_lists() -> None:
+    """A Lotus Notes sender before " on <date>", and an Outlook list separated by semicolons
+    with "Last, First" names, cut into short lines as a message's own To list is."""
+    lotus = (
+        "---------------------- Forwarded by Darron C Giron/HOU/ECT on 01/18/2001 \n"
+        "01:06 PM ---------------------------\n\n\n"
+        '"Yvonne Haynes" <yhaynes@mindspring.com> on 01/18/2001 12:47:37 PM\n'
+        'To: "Jennifer Iu" <jenniferiu@yahoo.com>, <dgiron@enron.com>, \n<gbohan@home.com>\ncc:  \n'
+        "Subject: Fw: Don't Do It!!!\n\n\nRead this before you buy.\n"
+    )
+    assert clean_body(lotus) == (
+        'From: "Yvonne Haynes" <yhaynes@mindspring.com>\n\n'
+        'To: "Jennifer Iu" <jenniferiu@yahoo.com>, <dgiron@enron.com>, <gbohan@home.com>\n\n'
+        "Read this before you buy."
+    )
+    people = "; ".join(f"Person{i}, Ann" for i in range(8))
+    outlook = (
+        "-----Original Message-----\nFrom: Campbell, Pat [mailto:Pat.Campbell@Nextel.com]\n"
+        f"Sent: Tuesday, May 01, 2001 9:05 AM\nTo: {people}\nCc: 'bo@x.example'\nSubject: Coke\n\nFunny.\n"
+    )
+    assert clean_body(outlook, forwarded=True).split("\n\n") == [
+        "From: Campbell, Pat [mailto:Pat.Campbell@Nextel.com]",
+        "To: " + ", ".join(f'"Person{i}, Ann"' for i in range(6)),
+        'To: "Person6, Ann", "Person7, Ann"',
+        "Cc: 'bo@x.example'",
+        "Funny.",
+    ]
+    # a Lotus Notes sender with its date on the same line
+    lotus_same_line = (
+        "---------------------- Forwarded by Kam Keiser/HOU/ECT on 12/08/2000 10:40 AM ---------------------------\n\n"
+        "Kam Keiser 12/08/2000 10:38 AM\nTo: Souad Mahmassani/Corp/Enron@ENRON\ncc:\nSubject: Curves\n\nAttached.\n"
+    )
+    assert clean_body(lotus_same_line) == "From: Kam Keiser\n\nTo: Souad Mahmassani/Corp/Enron@ENRON\n\nAttached."
 
 
 def test_attachments_become_documents(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 import tantivy
 
 from engine.home.paths import display, from_store, to_store, write_json_atomic
-from engine.ingest.mail import RECIPIENT_FIELDS, people_of
+from engine.ingest.mail import RECIPIENT_FIELDS, cut_list, people_of
 
 log = logging.getLogger(__name__)
 
@@ -86,40 +86,16 @@ def add_filter_fields(sb: tantivy.SchemaBuilder) -> None:
     sb.add_text_field("mailbox", tokenizer_name="raw", index_option="basic")
 
 
-#: A To, Cc or Bcc list is cut into lines of at most this many people and ``LINE_CHARS``
-#: characters, each indexed (and encoded) as a sentence of its own. The encoder reads at
-#: most half its ``max_length`` word pieces of a sentence (64 for sparc-tiny,
-#: ``engine.model.features.build_features``), which 140 characters of addresses stay within
-#: (measured on the raw Maildir sample's lists, with and without display names); the people
-#: of a longer line were not encoded at all, and a 100-person line matched a name weakly in
-#: BM25 too, so a person found only in such lists ("What is the email address of X?", "X")
-#: lost to unrelated sentences. Six is also what the preview shows of a list.
-PEOPLE_PER_LINE = 6
-LINE_CHARS = 140
-
-
-def _cut(label: str, people: list[str]) -> list[str]:
-    """``label: a, b, ...`` lines of at most ``PEOPLE_PER_LINE`` people and ``LINE_CHARS``
-    characters (a person longer than that alone on a line), in the list's order."""
-    lines: list[list[str]] = [[]]
-    for person in people:
-        line = lines[-1]
-        if line and (len(line) >= PEOPLE_PER_LINE or len(f"{label}: {', '.join([*line, person])}") > LINE_CHARS):
-            lines.append(line := [])
-        line.append(person)
-    return [f"{label}: {', '.join(line)}" for line in lines if line]
-
-
 def mail_header_lines(fields: Mapping[str, str]) -> list[tuple[str, str]]:
     """The header lines of a message that a person searches by: ``(field, "From: ...")``;
-    a long To, Cc or Bcc list as several lines (``PEOPLE_PER_LINE``, ``LINE_CHARS``)."""
+    a long To, Cc or Bcc list as several lines (``engine.ingest.mail.cut_list``)."""
     out: list[tuple[str, str]] = []
     for name, label in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("bcc", "Bcc"), ("subject", "Subject")):
         value = " ".join((fields.get(name) or "").split())
         if not value:
             continue
         if name in RECIPIENT_FIELDS:
-            out += [(name, line) for line in _cut(label, people_of(value))]
+            out += [(name, line) for line in cut_list(label, people_of(value))]
         else:
             out.append((name, f"{label}: {value}"))
     return out

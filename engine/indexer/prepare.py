@@ -27,8 +27,10 @@ from engine.ingest.segment import passages_of
 #: attachment's file name as a line, added without re-encoding its text; a Word file's
 #: content controls, text boxes, tracked insertions and notes read, ``engine.ingest.formats._docx``,
 #: and an OpenDocument file's frames, footnotes and table cells kept apart from the words
-#: around them, ``_odf_blocks``: only files holding them change).
-RECORDS_VERSION = "5"
+#: around them, ``_odf_blocks``: only files holding them change; 6: a forwarded message's
+#: From/To/Cc lines kept in the message that forwards it, ``engine.ingest.mail.clean_body``:
+#: only messages holding a forward change).
+RECORDS_VERSION = "6"
 
 
 def has_name_line(doc: Document) -> bool:

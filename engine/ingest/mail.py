@@ -95,10 +95,11 @@ def _unquote(text: str) -> str:
     return "\n".join(re.sub(r"^[ \t]*> ?", "", line) for line in text.split("\n"))
 
 
-def _drop_header_block(text: str) -> str:
-    """Remove the marker line and header lines (From/Sent/To/Subject...) at the top of a quoted message.
+def _split_header_block(text: str) -> tuple[list[str], str]:
+    """The marker line and header lines (From/Sent/To/Subject...) at the top of a quoted
+    message, and the rest of it.
 
-    Always removes at least one non-blank line, so repeated calls terminate.
+    Always takes at least one non-blank line, so repeated calls terminate.
     """
     lines = text.split("\n")
     i = 0
@@ -107,18 +108,72 @@ def _drop_header_block(text: str) -> str:
     head = "\n".join(lines[i : i + 2])
     match = _WROTE.match(head)
     if match:  # 'On <date>, <name> wrote:' is the whole header
-        return "\n".join(lines[i + match.group(0).count("\n") + 1 :])
+        k = i + match.group(0).count("\n") + 1
+        return lines[i:k], "\n".join(lines[k:])
     for j in range(i, min(i + 40, len(lines))):
         if _SUBJECT_LINE.match(lines[j]):
             k = j + 1
             while k < len(lines) and lines[k].strip() and _HEADER_LINE.match(lines[k]):
                 k += 1
-            return "\n".join(lines[k:])
-    # No Subject line: drop the marker and the header lines (with continuations) that follow.
+            return lines[i:k], "\n".join(lines[k:])
+    # No Subject line: the marker and the header lines (with continuations) that follow.
     k = i + 1
     while k < len(lines) and lines[k].strip():
         k += 1
-    return "\n".join(lines[k:])
+    return lines[i:k], "\n".join(lines[k:])
+
+
+_PEOPLE_FIELD = re.compile(r"^[ \t>*]*(From|To|Cc|Bcc)[ \t*]*:[ \t]*(.*)$", re.I)
+_OTHER_FIELD = re.compile(r"^[ \t>*]*(?:Sent|Date|Subject|Reply-To)[ \t*]*:", re.I)
+_DATE_TIME = r"\d{1,2}/\d{1,2}/\d{2,4}[ \t]+\d{1,2}:\d{2}(?::\d{2})?[ \t]*[AP]M"
+#: A Lotus Notes sender line: '"Yvonne Haynes" <y@x.com> on 01/18/2001 12:47:37 PM', or
+#: 'Kam Keiser 12/08/2000 10:38 AM'.
+_SENDER_ON = re.compile(r"^[ \t]*(.{1,200}?)[ \t]+(?:on[ \t]+)?" + _DATE_TIME + r"[ \t]*$", re.I)
+_DATE_LINE = re.compile(r"^[ \t]*" + _DATE_TIME + r"[ \t]*$", re.I)
+_LABEL = {"from": "From", "to": "To", "cc": "Cc", "bcc": "Bcc"}
+
+
+def _header_people(block: list[str]) -> list[str]:
+    """The people of a forwarded message's header block, as lines ("From: Ann Lee
+    <ann@x.org>", "To: ...", a long list cut with ``cut_list``): who wrote and who got the
+    message forwarded, searchable in the message that forwards it. A Lotus Notes block names
+    its sender on the line above its date ("Hollis Kimbrough" / "04/10/2001 01:31 PM") or
+    before " on <date>"; its To list wraps onto the next lines."""
+    fields: list[tuple[str, list[str]]] = []
+    sender = ""
+    for n, line in enumerate(block):
+        m = _PEOPLE_FIELD.match(line)
+        if m:
+            fields.append((m.group(1).lower(), [m.group(2)]))
+        elif _OTHER_FIELD.match(line) or not line.strip():
+            if fields:
+                fields.append(("", []))  # ends the list before it
+        elif fields and fields[-1][0]:
+            fields[-1][1].append(line)  # a wrapped list
+        elif not fields:
+            on = _SENDER_ON.match(line)
+            if on:
+                sender = on.group(1)
+            elif n + 1 < len(block) and _DATE_LINE.match(block[n + 1]) and not _FORWARD.match(line):
+                sender = line
+    if sender and not any(name == "from" for name, _ in fields):
+        fields.insert(0, ("from", [sender]))
+    out: list[str] = []
+    for name, parts in fields:
+        value = " ".join(" ".join(parts).split())
+        if not name or not value:
+            continue
+        if name == "from":
+            out.append(f"From: {value}")
+        else:  # Outlook separates people with semicolons and writes names "Cherry, Beth"
+            out += cut_list(_LABEL[name], people_of(_semicolon_list(value) if ";" in value else value))
+    return out
+
+
+def _headed(people: list[str], text: str) -> str:
+    """A forwarded message's people lines, then its text, each a paragraph of its own (a
+    line without closing punctuation would run on into the next as one sentence)."""
+    return "\n\n".join(p for p in (*people, text.strip()) if p)
 
 
 def _drop_signature(text: str) -> str:
@@ -158,15 +213,16 @@ def _strip_reply(text: str, keep_quote: bool) -> str:
     """The new text of a reply: cut at the quoted earlier message, drop ``>`` lines and signature.
 
     With ``keep_quote`` (a forward), or when there is no new text before the quote, the
-    first quoted message is kept instead of cut -- without its header lines and without
-    its own quoted history.
+    first quoted message is kept instead of cut -- its header lines reduced to the people
+    they name (``_header_people``), without its own quoted history.
     """
     quoted = ""
     match = _REPLY.search(text)
     if match:
         own, rest = text[: match.start()], text[match.start() :]
         if keep_quote or not _WORD.search(own):  # no new words ('?', blank): a forward in disguise
-            quoted = _strip_reply(_drop_header_block(_unquote(rest)), keep_quote=False)
+            block, body = _split_header_block(_unquote(rest))
+            quoted = _headed(_header_people(block), _strip_reply(body, keep_quote=False))
         text = own
     kept = "\n".join(line for line in text.split("\n") if not _QUOTE_LINE.match(line))
     if keep_quote or not _WORD.search(kept):
@@ -181,7 +237,9 @@ def clean_body(text: str, forwarded: bool = False) -> str:
     Removed: quoted replies ('-----Original Message-----', 'On ... wrote:', Outlook and
     Lotus Notes header blocks, ``>`` lines) and signatures/sign-offs. Kept: forwarded
     blocks ('Forwarded by', 'Forwarded message', 'Begin forwarded message:'), and with
-    ``forwarded`` (an 'FW:' subject) the first quoted message as well.
+    ``forwarded`` (an 'FW:' subject) the first quoted message as well, each headed by the
+    From/To/Cc lines of its header block (``_header_people``): the person whose message was
+    forwarded is found in the message that forwards it, as keyword search finds them.
     """
     text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     pieces: list[str] = []
@@ -190,7 +248,8 @@ def clean_body(text: str, forwarded: bool = False) -> str:
     for n, marker in enumerate(markers):
         end = markers[n + 1].start() if n + 1 < len(markers) else len(text)
         part = text[marker.end() : end]
-        pieces.append(_strip_reply(_drop_header_block("marker\n" + part), keep_quote=False))
+        block, body = _split_header_block("marker\n" + part)
+        pieces.append(_headed(_header_people(block[1:]), _strip_reply(body, keep_quote=False)))
     return tidy("\n\n".join(p for p in pieces if p.strip()))
 
 
@@ -695,3 +754,28 @@ def people_of(value: str) -> list[str]:
     """The people of a To/Cc value as written ("Ann Lee <ann@x.org>", "bob@x.org"), for
     showing and cutting a list; ``addresses`` gives their addresses alone."""
     return [p.strip() for p in _PERSON.findall(value or "") if p.strip()]
+
+
+#: A To, Cc or Bcc list is cut into lines of at most this many people and ``LINE_CHARS``
+#: characters, each indexed (and encoded) as a sentence of its own: a message's header lines
+#: (``engine.index.docindex.mail_header_lines``) and a forwarded message's (``clean_body``).
+#: The encoder reads at most half its ``max_length`` word pieces of a sentence (64 for
+#: sparc-tiny, ``engine.model.features.build_features``), which 140 characters of addresses
+#: stay within (measured on the raw Maildir sample's lists, with and without display names);
+#: the people of a longer line were not encoded at all, and a 100-person line matched a name
+#: weakly in BM25 too, so a person found only in such lists ("What is the email address of
+#: X?", "X") lost to unrelated sentences. Six is also what the preview shows of a list.
+PEOPLE_PER_LINE = 6
+LINE_CHARS = 140
+
+
+def cut_list(label: str, people: list[str]) -> list[str]:
+    """``label: a, b, ...`` lines of at most ``PEOPLE_PER_LINE`` people and ``LINE_CHARS``
+    characters (a person longer than that alone on a line), in the list's order."""
+    lines: list[list[str]] = [[]]
+    for person in people:
+        line = lines[-1]
+        if line and (len(line) >= PEOPLE_PER_LINE or len(f"{label}: {', '.join([*line, person])}") > LINE_CHARS):
+            lines.append(line := [])
+        line.append(person)
+    return [f"{label}: {', '.join(line)}" for line in lines if line]

@@ -717,6 +717,21 @@ def _address_words(meta: dict[str, Any], names: frozenset[str]) -> int:
     return max((len(names & {w.lower() for w in _WORD.findall(p)}) for p in people), default=0)
 
 
+_PEOPLE_LINE = re.compile(r"^\s*(?:From|To|Cc|Bcc)\s*:", re.I)
+
+
+def shows_address(text: str, names: frozenset[str]) -> bool:
+    """Whether one person of ``text`` (a header line, or a forwarded message's "To: ..."
+    line in a body) has an e-mail address and every word of ``names`` (``wanted_address``):
+    the answer to "What is the email address of X?"."""
+    if not names:
+        return False
+    people = people_of(text.split(":", 1)[1]) if _PEOPLE_LINE.match(text) else [text]
+    return any(
+        _EMAIL_ADDRESS.search(p) and names <= {w.lower() for w in _WORD.findall(p)} for p in people
+    )
+
+
 #: A heading or word-less line competes for the answer with this share of its score: a
 #: sentence that answers comes first unless the line matches far better (a title naming
 #: exactly what is asked, against sentences that share only a word of it).
@@ -923,6 +938,11 @@ def ask(
                 score=float(doc_rank[key]),
             )
         )
+    if names and answers:
+        # an address question: an answer showing the person's address comes before one that
+        # names them without it (a forwarded list's "Grunenberg, Franz", a Lotus Notes
+        # "Souad Mahmassani/Corp/Enron@ENRON"), each group in the ranking's order
+        answers[:] = sorted(answers, key=lambda a: not shows_address(a.best.sentence, names))
     if answers:
         answers.coverage, n_terms = index.coverage(content_words(question), answers[0].doc_key)
         if n_terms == 0 and index.num_documents == 0:  # no document index (an older generation):
