@@ -332,6 +332,8 @@ def test_forwarded_people_lines_read_lotus_senders_and_outlook_lists() -> None:
         "Kam Keiser 12/08/2000 10:38 AM\nTo: Souad Mahmassani/Corp/Enron@ENRON\ncc:\nSubject: Curves\n\nAttached.\n"
     )
     assert clean_body(lotus_same_line) == "From: Kam Keiser\n\nTo: Souad Mahmassani/Corp/Enron@ENRON\n\nAttached."
+    lotus_from = lotus_same_line.replace("Kam Keiser 12/08", "From: Kam Keiser                           12/08")
+    assert clean_body(lotus_from) == clean_body(lotus_same_line)
 
 
 def test_attachments_become_documents(tmp_path: Path) -> None:

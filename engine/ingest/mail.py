@@ -129,6 +129,7 @@ _DATE_TIME = r"\d{1,2}/\d{1,2}/\d{2,4}[ \t]+\d{1,2}:\d{2}(?::\d{2})?[ \t]*[AP]M"
 #: A Lotus Notes sender line: '"Yvonne Haynes" <y@x.com> on 01/18/2001 12:47:37 PM', or
 #: 'Kam Keiser 12/08/2000 10:38 AM'.
 _SENDER_ON = re.compile(r"^[ \t]*(.{1,200}?)[ \t]+(?:on[ \t]+)?" + _DATE_TIME + r"[ \t]*$", re.I)
+_TRAILING_DATE = re.compile(r"[ \t]+" + _DATE_TIME + r"[ \t]*$", re.I)
 _DATE_LINE = re.compile(r"^[ \t]*" + _DATE_TIME + r"[ \t]*$", re.I)
 _LABEL = {"from": "From", "to": "To", "cc": "Cc", "bcc": "Bcc"}
 
@@ -163,8 +164,8 @@ def _header_people(block: list[str]) -> list[str]:
         value = " ".join(" ".join(parts).split())
         if not name or not value:
             continue
-        if name == "from":
-            out.append(f"From: {value}")
+        if name == "from":  # Lotus Notes writes "From: Ann Lee   02/05/2001 03:13 PM"
+            out.append(f"From: {_TRAILING_DATE.sub('', value)}")
         else:  # Outlook separates people with semicolons and writes names "Cherry, Beth"
             out += cut_list(_LABEL[name], people_of(_semicolon_list(value) if ";" in value else value))
     return out
