@@ -471,3 +471,10 @@ def test_thanks_inside_the_text_is_not_taken_for_a_signoff() -> None:
     assert (
         clean_body("The report is late.\n\nThanks,\nAnna\nACME Corp | +1 555 0100") == "The report is late."
     )
+
+
+def test_addresses_separated_by_spaces_alone_are_several_people() -> None:
+    assert people_of('ann@x.org bob@y.org, "Lee, Ann" <a@x.org>') == ["ann@x.org", "bob@y.org", '"Lee, Ann" <a@x.org>']
+    assert addresses("ann@x.org <bob@y.org>") == ["ann@x.org", "bob@y.org"]
+    assert people_of("Ann Lee <ann@x.org>") == ["Ann Lee <ann@x.org>"]  # a name and its address: one person
+    assert addresses("Team: a@x.org, b@x.org;") == ["a@x.org", "b@x.org"]

@@ -316,3 +316,12 @@ def test_highlight_spans_use_stems_and_skip_stopwords() -> None:
     words = [text[s:e] for s, e in highlight_spans(text, terms)]
     assert words == ["designer", "engine", "engines", "designed"]  # same stems
     assert highlight_spans("anything", set()) == []
+
+
+def test_cc_as_a_unit_is_not_the_cc_header() -> None:
+    assert wanted_field("Who was cc'd on the e-mail about the audit?") == "cc"
+    assert wanted_field("Who was cc on the budget mail?") == "cc"
+    assert wanted_field("Who got cced?") == "cc"
+    assert wanted_field("How many cc of saline were given?") == ""
+    assert wanted_field("Which bike has the 50 cc engine?") == ""
+    assert wanted_field("What does a 125cc scooter cost?") == ""

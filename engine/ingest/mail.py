@@ -742,8 +742,8 @@ RECIPIENT_FIELDS = ("to", "cc", "bcc")
 
 
 def addresses(value: str) -> list[str]:
-    """The addresses of a To, Cc or Bcc header."""
-    return [a for _, a in getaddresses([value or ""]) if a]
+    """The addresses of a To, Cc or Bcc header (its people as ``people_of`` reads them)."""
+    return [a for _, a in getaddresses([", ".join(people_of(value or ""))]) if a]
 
 
 #: One person of a To/Cc value: commas inside quotes ("Kim, Soo-jin") or angle brackets
@@ -751,10 +751,20 @@ def addresses(value: str) -> list[str]:
 _PERSON = re.compile(r'(?:"[^"]*(?:"|$)|<[^>]*(?:>|$)|[^,"<])+')
 
 
+#: Bare addresses separated by spaces alone ("ann@x.org bob@y.org"), as some mailers write a list.
+_SPACED_ADDRESSES = re.compile(r"\s*<?[\w.+'-]+@[\w.-]+>?(?:\s+<?[\w.+'-]+@[\w.-]+>?)+\s*")
+
+
 def people_of(value: str) -> list[str]:
     """The people of a To/Cc value as written ("Ann Lee <ann@x.org>", "bob@x.org"), for
     showing and cutting a list; ``addresses`` gives their addresses alone."""
-    return [p.strip() for p in _PERSON.findall(value or "") if p.strip()]
+    out: list[str] = []
+    for p in _PERSON.findall(value or ""):
+        if _SPACED_ADDRESSES.fullmatch(p):
+            out += p.split()
+        elif p.strip():
+            out.append(p.strip())
+    return out
 
 
 #: A To, Cc or Bcc list is cut into lines of at most this many people and ``LINE_CHARS``

@@ -657,7 +657,15 @@ def is_heading_record(meta: dict[str, Any]) -> bool:
 _FIELD_QUESTIONS = (
     (re.compile(r"\bwho\s+(?:sent|wrote|e-?mailed|forwarded)\b|\bfrom\s+whom\b|\bsender\b", re.I), "from"),
     (re.compile(r"\bbcc(?:'?e?d)?\b|\bblind[\s-]+(?:carbon\s+)?copied\b", re.I), "bcc"),
-    (re.compile(r"\bcc(?:'?e?d)?\b|\bwho\s+(?:was|were|got)\s+(?:carbon\s+)?copied\b|\bcopied\s+in\b", re.I), "cc"),
+    # ("50 cc", "how many cc of saline": the unit, not the header)
+    (
+        re.compile(
+            r"(?<!\d)(?<!\d\s)(?<!many\s)(?<!much\s)\bcc(?:'?e?d)?\b"
+            r"|\bwho\s+(?:was|were|got)\s+(?:carbon\s+)?copied\b|\bcopied\s+in\b",
+            re.I,
+        ),
+        "cc",
+    ),
     (re.compile(r"\bto\s+whom\b|\bwho\s+(?:received|got|was\s+it\s+sent\s+to)\b|\brecipients?\b", re.I), "to"),
     (re.compile(r"\bsubject(?:\s+line)?\s+of\b|\bwhat\s+was\s+the\s+subject\b", re.I), "subject"),
 )
