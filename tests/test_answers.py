@@ -652,6 +652,22 @@ def test_shows_address_needs_one_person_with_an_address_and_the_whole_name() -> 
     assert not search.shows_address("To: franz.grunenberg@x.org", frozenset())
 
 
+def test_a_question_asking_for_a_value_ranks_by_what_was_paid_to_whom(tmp_path: Path) -> None:
+    """ "Find the $ value paid to Notion?": "value" and "paid" are in a message that says
+    nothing of Notion and ranked first; the one charged by Notion Labs is the answer
+    ("value" asks for an amount, as "much" does: ``QUESTION_FRAME``)."""
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    write_eml(mail / "house.eml", "Armin Lee <armin.lee@corp.example>", "Bo Chen <bo.chen@corp.example>",
+              "The house", "He only paid 190,000 and that is the fair value.\nThe value of the house rose.\n")  # fmt: skip
+    write_eml(mail / "card.eml", "Mercury <hello@mercury.example>", "David <david@corp.example>",
+              "Card charged", "Hi David, your debit card was charged $105.29 by NOTION LABS, INC.\n")  # fmt: skip
+    with indexed(tmp_path / "home", mail) as engine:
+        answers = engine.ask("Find the $ value paid to Notion?")
+    assert Path(answers[0].path).name == "card.eml", [(Path(a.path).name, a.best.sentence) for a in answers]
+    assert "$105.29" in answers[0].best.sentence
+
+
 def test_who_received_is_answered_by_the_first_line_of_a_long_list(list_mailbox: Engine) -> None:
     answers = list_mailbox.ask("Who received the e-mail about the gas performance tests?")
     top = answers[0]

@@ -529,15 +529,18 @@ ANSWER_COVERAGE = 0.4
 ANSWER_TOKENS = 8
 
 #: Words that say what kind of answer a question wants rather than what it is about ("What
-#: is the e-mail address of ...", "Who sent the message ...", "Find the value ..."): a
-#: document need not contain them to answer, so the no-answer decision leaves them out.
+#: is the e-mail address of ...", "Who sent the message ...", "Find the $ value paid to
+#: ..."): a document need not contain them to answer, so the no-answer decision and the
+#: whole-document BM25 (``document_query``) leave them out. "value" and "amount" ask for a
+#: quantity as "much" and "number" do: kept, they ranked "he only paid 190,000 and that is
+#: the fair value" above the message saying what was paid to whom (docs/product.md).
 QUESTION_FRAME = frozenset(
     {
         "email", "e", "mail", "address", "addresses", "message", "messages", "sent", "send", "sender",
         "received", "receive", "recipient", "recipients",
         "wrote", "write", "written", "name", "named", "called", "date", "day", "year", "time", "say",
         "said", "tell", "told", "mention", "mentioned", "find", "know", "many", "much", "number",
-        "please", "give", "show", "list", "q",
+        "please", "give", "show", "list", "q", "value", "amount",
     }
 )
 
