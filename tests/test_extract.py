@@ -378,6 +378,32 @@ def test_docx_footnotes_and_endnotes_follow_the_text(tmp_path: Path) -> None:
     ]
 
 
+def test_docx_comments_headers_and_footers_follow_the_text(tmp_path: Path) -> None:
+    """A reviewer's comment, the page header and the footer are read after the text (and
+    notes); a header line that two sections repeat is read once."""
+    import docx
+
+    document = docx.Document()
+    para = document.add_paragraph("The depot budget is 4 million.")
+    document.add_comment(para.runs, text="Check this against the harbour survey.", author="Ann Lee")
+    section = document.sections[0]
+    section.header.paragraphs[0].text = "Harbour Authority - confidential"
+    section.footer.paragraphs[0].text = "Prepared by the planning office"
+    second = document.add_section()
+    second.header.is_linked_to_previous = False
+    second.header.paragraphs[0].text = "Harbour Authority - confidential"  # the same line again
+    document.add_paragraph("Crews meet at the gate.")
+    path = tmp_path / "budget.docx"
+    document.save(str(path))
+    assert one(path).text.split("\n\n") == [
+        "The depot budget is 4 million.",
+        "Crews meet at the gate.",
+        "Check this against the harbour survey.",
+        "Harbour Authority - confidential",
+        "Prepared by the planning office",
+    ]
+
+
 def test_odt_headings_lists_tables(tmp_path: Path) -> None:
     from odf import dc, table, text
     from odf.opendocument import OpenDocumentText

@@ -590,21 +590,43 @@ def _docx_inline(el: Any, boxes: list[Any]) -> str:
     return "".join(out)
 
 
+#: The parts of a Word file python-docx does not read, in the order their text follows the
+#: body's, and the element of each that holds one note, comment or (the root) header/footer.
+_DOCX_PARTS = (
+    ("footnotes", _W + "footnote"),
+    ("endnotes", _W + "endnote"),
+    ("comments", _W + "comment"),
+    ("header", None),
+    ("footer", None),
+)
+
+
 def _docx_notes(document: Any) -> list[str]:
-    """The footnotes, then the endnotes, of a Word document, a paragraph each after its text
-    (python-docx reads neither part); the separator lines Word keeps among them are not notes."""
+    """The footnotes, endnotes, comments, headers and footers of a Word document, a paragraph
+    each after its text (python-docx reads none of them): the separator lines Word keeps among
+    the notes are not notes, and a header or footer line repeated by several sections (a first
+    page's, an even page's) is read once."""
     from lxml import etree
 
     out: list[str] = []
-    for kind in ("footnotes", "endnotes"):
+    for kind, element in _DOCX_PARTS:
+        seen: set[str] = set()
         for rel in document.part.rels.values():
             if rel.is_external or not rel.reltype.endswith("/" + kind):
                 continue
             try:
                 root = etree.fromstring(rel.target_part.blob, etree.XMLParser(resolve_entities=False))
-            except etree.XMLSyntaxError:  # a damaged notes part: the document's text stands
+            except etree.XMLSyntaxError:  # a damaged part: the document's text stands
                 continue
-            for note in root.iter(_W + kind[:-1]):
+            if element is None:  # a header or footer: its root holds the paragraphs
+                lines: list[str] = []
+                _docx_blocks(root, lines)
+                for line in lines:
+                    if line.strip() and line.strip() not in seen:
+                        seen.add(line.strip())
+                        out.append(line)
+                continue
+            for note in root.iter(element):
                 if note.get(_W + "type") in (None, "normal"):
                     _docx_blocks(note, out)
     return out
