@@ -210,6 +210,24 @@ def test_html_drops_script_style_nav_and_keeps_paragraphs(tmp_path: Path) -> Non
     ]
 
 
+def test_html_image_alt_text_stands_where_the_image_is(tmp_path: Path) -> None:
+    """An image's alternative text is read where a text browser shows it; a one-word alt
+    (an icon's "logo") and an empty one (decoration) are not."""
+    path = tmp_path / "report.html"
+    path.write_text(
+        "<html><body><p>The new layout of the depot:</p>"
+        "<p><img src='plan.png' alt='Floor plan of the harbour depot, east wing'></p>"
+        "<p>Questions to <img src='logo.png' alt='logo'> the site office<img src='x.gif' alt=''>.</p>"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    assert one(path).text.split("\n\n") == [
+        "The new layout of the depot:",
+        "Floor plan of the harbour depot, east wing",
+        "Questions to the site office.",
+    ]
+
+
 # --------------------------------------------------------------------------- PDF
 
 

@@ -302,7 +302,8 @@ def _flat_html_text(html: str) -> str:
 
 
 def html_to_text(html: str | bytes, drop_quotes: bool = False) -> tuple[str, str | None]:
-    """Visible text of an HTML page as blank-line separated paragraphs, and its ``<title>``.
+    """Visible text of an HTML page as blank-line separated paragraphs, and its ``<title>``;
+    an image's alternative text of two words or more stands where the image is.
 
     ``drop_quotes`` also removes the quoted history of an HTML e-mail reply. A page nested
     deeper than ``MAX_HTML_DEPTH`` is read without building a tree (``_flat_html_text``).
@@ -333,6 +334,12 @@ def html_to_text(html: str | bytes, drop_quotes: bool = False) -> tuple[str, str
                         if not later.decomposed:
                             later.decompose()
                 tag.decompose()
+    for img in soup.find_all("img"):
+        # an image's words, where a text browser shows them; a one-word alt ("logo",
+        # "Facebook", "spacer") is an icon's, not content
+        alt = " ".join(str(img.get("alt") or "").split())
+        if len(alt.split()) >= 2:
+            img.replace_with(NavigableString(f" {alt} "))
     for pre in soup.find_all("pre"):
         for string in pre.find_all(string=True):
             string.replace_with(NavigableString(str(string).replace("\n", _LINE)))
