@@ -259,7 +259,7 @@ longer answered (94.8 → {squad_answered}); 6 SQuAD questions hold one of the t
 none of their rankings moved; Enron, Maildir, CISI and TIME are unchanged.
 
 A message's To and Cc lists are searchable as lines of at most six people and 140 characters
-(`engine.index.docindex.mail_header_lines`, `PEOPLE_PER_LINE`, `LINE_CHARS`; records version
+(`engine.index.docindex.mail_header_lines`; `engine.ingest.mail.cut_list`, `PEOPLE_PER_LINE`, `LINE_CHARS`; records version
 4, which re-encodes on a user's next run the messages whose lists it cuts): the encoder reads at most 64 word pieces of a sentence (half its `max_length` of 128,
 `engine.model.features.build_features`), about five addresses, so the rest of a mailing list
 was never encoded, and BM25 over a 141-address line gives each name next to nothing. Cut by
