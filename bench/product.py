@@ -899,8 +899,11 @@ def keyword_form(q: Question) -> str:
     return " ".join(w for w in re.findall(r"\w+(?:['.-]\w+)*", q.text) if w.lower() not in _NOT_KEYWORDS)
 
 
-def _ranked_by_both(eng, col: Collection, bm25: DocBM25, text: str) -> tuple[list[str], list[str]]:
-    return [doc_key(a, col.folder) for a in answers_of(eng.ask(text, top=TOP))], bm25.ranked(text)
+def _ranked_by_both(eng, col: Collection, bm25: DocBM25, text: str) -> tuple[list[str], bool | None, list[str]]:
+    """The documents search ranks for ``text``, its no-answer decision, and BM25's documents."""
+    result = eng.ask(text, top=TOP)
+    answers = answers_of(result)
+    return [doc_key(a, col.folder) for a in answers], answered_of(result, answers), bm25.ranked(text)
 
 
 def run_questions(
@@ -950,10 +953,11 @@ def run_questions(
             row["bm25_hit1"] = float(bool(b_ranked) and b_ranked[0] in q.gold_docs)
             if keywords:
                 kw = keyword_form(q)
-                k_ranked, kb_ranked = _ranked_by_both(eng, col, bm25, kw)
+                k_ranked, k_answered, kb_ranked = _ranked_by_both(eng, col, bm25, kw)
                 row.update(
                     kw=kw,
                     kw_ranked=k_ranked,
+                    kw_answered=k_answered,
                     kw_rr=reciprocal_rank(k_ranked, q.gold_docs),
                     kw_hit1=float(bool(k_ranked) and k_ranked[0] in q.gold_docs),
                     kw_bm25_ranked=kb_ranked,
@@ -1003,6 +1007,9 @@ def summarise(rows: Sequence[dict]) -> dict:
             "hit1": _mean([r["kw_hit1"] for r in typed]),
             "bm25_mrr10": _mean([r["kw_bm25_rr"] for r in typed]),
             "bm25_hit1": _mean([r["kw_bm25_hit1"] for r in typed]),
+            "answered": _mean([float(r["kw_answered"]) for r in typed])
+            if all(r.get("kw_answered") is not None for r in typed)
+            else None,
         }
     kinds = sorted({r["kind"] for r in ans})
     if len(kinds) > 1:
@@ -1294,8 +1301,9 @@ def keyword_table(out: dict) -> str:
     """Search against BM25 with each answerable question typed as keywords (``keyword_form``),
     per set and, where a set has several, per kind."""
     lines = [
-        "| set | kind | questions | typed as, e.g. | search MRR@10 | search hit@1 | BM25 MRR@10 | BM25 hit@1 | hit@1 Δ |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| set | kind | questions | typed as, e.g. | search MRR@10 | search hit@1 | BM25 MRR@10 | BM25 hit@1 | hit@1 Δ "
+        "| answered |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     examples = {}
     for r in out.get("rows") or []:
@@ -1312,7 +1320,8 @@ def keyword_table(out: dict) -> str:
             eg = eg if len(eg) <= 40 else eg[:39] + "…"
             lines.append(
                 f"| {s} | {k} | {kw['questions']} | {eg.replace('|', '/')} | {_f(kw['mrr10'])} | {_f(kw['hit1'])} "
-                f"| {_f(kw['bm25_mrr10'])} | {_f(kw['bm25_hit1'])} | {kw['hit1'] - kw['bm25_hit1']:+.1f} |"
+                f"| {_f(kw['bm25_mrr10'])} | {_f(kw['bm25_hit1'])} | {kw['hit1'] - kw['bm25_hit1']:+.1f} "
+                f"| {_f(kw.get('answered'))} |"
             )
     return "\n".join(lines) if len(lines) > 2 else ""
 

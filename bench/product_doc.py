@@ -166,6 +166,8 @@ paid to Mixpanel?" → "value paid Mixpanel"; a TIME query loses its "THE" and "
 baseline reads the same keywords, and gains most from them: the frame of a question ("e-mail",
 "address", "find the $ value") no longer ranks documents for it, so this is the harder
 comparison (`--no-keywords` leaves it out; the issue's table above is the questions as typed).
+"answered" is the engine's no-answer decision on the keywords (% answered; every
+question here has an answer in the files).
 
 {keywords}
 
