@@ -668,6 +668,45 @@ def test_a_question_asking_for_a_value_ranks_by_what_was_paid_to_whom(tmp_path: 
     assert "$105.29" in answers[0].best.sentence
 
 
+def test_a_name_typed_alone_shows_the_persons_own_messages_before_forwards_naming_them(tmp_path: Path) -> None:
+    """Two forwards list "Souad Mahmassani/Corp/Enron@ENRON" in their forwarded header and
+    say her name in their text; one message was sent to her. Typed alone, her name shows that
+    message first, the forwards after it."""
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    for n in range(2):
+        body = (
+            "Souad Mahmassani wants the curves by noon.\n\n"
+            "---------------------- Forwarded by Kam Keiser/HOU/ECT on 12/08/2000 10:40 AM ---------------------------\n\n"
+            "Kam Keiser 12/08/2000 10:38 AM\nTo: Souad Mahmassani/Corp/Enron@ENRON, Victor Guggenheim/HOU/ECT@ECT\n"
+            "cc:\nSubject: Curves\n\nSouad Mahmassani, the curves for Souad Mahmassani are attached.\n"
+        )
+        write_eml(mail / f"fw{n}.eml", "Kam Keiser <kam.keiser@corp.example>", "Jane Wolfe <jane.wolfe@corp.example>",
+                  "FW: Curves", body, day=n + 1)  # fmt: skip
+    write_eml(mail / "own.eml", "Tammy Gilmore <tammy.gilmore@corp.example>",
+              "Charles Muzzy <charles.muzzy@corp.example>, Souad Mahmassani <souad.mahmassani@corp.example>",
+              "Storage report", "The storage report is due on Friday.\n", day=5)  # fmt: skip
+    with indexed(tmp_path / "home", mail) as engine:
+        answers = engine.ask("Souad Mahmassani")
+    assert Path(answers[0].path).name == "own.eml", [(Path(a.path).name, a.best.sentence) for a in answers]
+    assert answers[0].best.field == "to"
+    assert {Path(a.path).name for a in answers[1:]} == {"fw0.eml", "fw1.eml"}
+
+
+def test_typed_name_and_in_own_header() -> None:
+    assert search.typed_name("Souad Mahmassani") == {"souad", "mahmassani"}
+    assert search.typed_name("Christi L. Nicolay") == {"christi", "l", "nicolay"}
+    assert not search.typed_name("Kay")  # one word
+    assert not search.typed_name("Who is Kay Mann?")  # a question
+    assert not search.typed_name("Q3 forecast 2001 sheet x")  # five words
+    assert not search.typed_name("from:kay mann")  # a restriction
+    hit = search.Hit("To: Ann Lee <ann@x.org>, Souad Mahmassani <souad.m@x.org>", 1.0, "", 0, 0, field="to")
+    assert search.in_own_header(hit, frozenset({"souad", "mahmassani"}))
+    assert not search.in_own_header(hit, frozenset({"ann", "mahmassani"}))  # two people
+    body = search.Hit("To: Souad Mahmassani/Corp/Enron@ENRON", 1.0, "", 0, 0)  # a forwarded header, in the text
+    assert not search.in_own_header(body, frozenset({"souad", "mahmassani"}))
+
+
 def test_who_received_is_answered_by_the_first_line_of_a_long_list(list_mailbox: Engine) -> None:
     answers = list_mailbox.ask("Who received the e-mail about the gas performance tests?")
     top = answers[0]

@@ -743,6 +743,27 @@ def shows_address(text: str, names: frozenset[str]) -> bool:
     )
 
 
+def typed_name(query: str) -> frozenset[str]:
+    """The words of a query that is a person's name alone ("Kay Mann", "mahmassani souad"):
+    two to four words, no question, no restriction; else an empty set. Whether it is one is
+    told by the header lines it matches (``in_own_header``), not here."""
+    words = query.split()
+    if not 2 <= len(words) <= 4 or any(not _NAME_WORD.fullmatch(w) for w in words):
+        return frozenset()
+    return frozenset(w.lower().strip(".") for w in words)
+
+
+_NAME_WORD = re.compile(r"[^\W\d_][\w'.-]*")
+
+
+def in_own_header(hit: Hit, names: frozenset[str]) -> bool:
+    """Whether ``hit`` is a message's own From/To/Cc/Bcc line with one person holding every
+    word of ``names`` (display name or address)."""
+    if hit.field not in ("from", *RECIPIENT_FIELDS) or ":" not in hit.sentence:
+        return False
+    return any(names <= {w.lower() for w in _WORD.findall(p)} for p in people_of(hit.sentence.split(":", 1)[1]))
+
+
 #: A heading or word-less line competes for the answer with this share of its score: a
 #: sentence that answers comes first unless the line matches far better (a title naming
 #: exactly what is asked, against sentences that share only a word of it).
@@ -954,6 +975,10 @@ def ask(
         # names them without it (a forwarded list's "Grunenberg, Franz", a Lotus Notes
         # "Souad Mahmassani/Corp/Enron@ENRON"), each group in the ranking's order
         answers[:] = sorted(answers, key=lambda a: not shows_address(a.best.sentence, names))
+    elif (person := typed_name(question)) and answers:
+        # a name typed alone: the person's own messages (the name in a message's From, To,
+        # Cc or Bcc) before those that name them in their text or in a forwarded header
+        answers[:] = sorted(answers, key=lambda a: not in_own_header(a.best, person))
     if answers:
         answers.coverage, n_terms = index.coverage(content_words(question), answers[0].doc_key)
         if n_terms == 0 and index.num_documents == 0:  # no document index (an older generation):
