@@ -195,12 +195,11 @@ From, To, Cc or Bcc line (`engine.search.answers.typed_name`, `in_own_header`) n
 answers whose line is such a header line first, each group in the ranking's order: the
 person's own messages before those naming them in their text or a forwarded header. Enron
 names alone are at {kw_names} (BM25 {kw_names_bm25}), Maildir at {kw_maildir_names} (BM25
-{kw_maildir_names_bm25}); no other figure of either table moved (the run before,
+{kw_maildir_names_bm25}); no figure of another kind of question moved, typed either way (the run before,
 `product-20261125-025519`, same homes). The names whose first answer is not one of the
 person's messages (those with the address in their own headers): {kw_names_misses}. In the
-run of 2026-11-25 the first answer there names the person another way: a To line listing
-"Gadd, Eric" without his address (a message to him all the same), an Exchange address for
-Janet Butler, a spam offering "Make BIG Money".
+run of 2026-11-25 the first answer there names the person another way: an Exchange address
+for Janet Butler, a spam offering "Make BIG Money".
 
 ## Forwarded messages and address questions
 
