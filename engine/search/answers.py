@@ -724,11 +724,19 @@ def _address_words(meta: dict[str, Any], names: frozenset[str]) -> int:
     text = meta.get("text") or ""
     if not names or not _EMAIL_ADDRESS.search(text):
         return 0
-    people = people_of(text.split(":", 1)[1]) if meta.get("field") in ("from", *RECIPIENT_FIELDS) else [text]
-    return max((len(names & {w.lower() for w in _WORD.findall(p)}) for p in people), default=0)
+    return max((len(names & words) for _, words in _people_words(text, meta.get("field") in _PEOPLE_FIELDS)), default=0)
 
 
+#: The header fields that name people: a line of one of them is cut into its people.
+_PEOPLE_FIELDS = ("from", *RECIPIENT_FIELDS)
 _PEOPLE_LINE = re.compile(r"^\s*(?:From|To|Cc|Bcc)\s*:", re.I)
+
+
+def _people_words(text: str, header: bool) -> list[tuple[str, set[str]]]:
+    """Each person of a header line ``text`` ("To: Ann Lee <ann@x.org>, bob@x.org") with the
+    lower-cased words of their name and address; any other text as one "person"."""
+    people = people_of(text.split(":", 1)[1]) if header and ":" in text else [text]
+    return [(p, {w.lower() for w in _WORD.findall(p)}) for p in people]
 
 
 def shows_address(text: str, names: frozenset[str]) -> bool:
@@ -737,9 +745,8 @@ def shows_address(text: str, names: frozenset[str]) -> bool:
     the answer to "What is the email address of X?"."""
     if not names:
         return False
-    people = people_of(text.split(":", 1)[1]) if _PEOPLE_LINE.match(text) else [text]
     return any(
-        _EMAIL_ADDRESS.search(p) and names <= {w.lower() for w in _WORD.findall(p)} for p in people
+        _EMAIL_ADDRESS.search(p) and names <= words for p, words in _people_words(text, bool(_PEOPLE_LINE.match(text)))
     )
 
 
@@ -759,9 +766,9 @@ _NAME_WORD = re.compile(r"[^\W\d_][\w'.-]*")
 def in_own_header(hit: Hit, names: frozenset[str]) -> bool:
     """Whether ``hit`` is a message's own From/To/Cc/Bcc line with one person holding every
     word of ``names`` (display name or address)."""
-    if hit.field not in ("from", *RECIPIENT_FIELDS) or ":" not in hit.sentence:
+    if hit.field not in _PEOPLE_FIELDS or ":" not in hit.sentence:
         return False
-    return any(names <= {w.lower() for w in _WORD.findall(p)} for p in people_of(hit.sentence.split(":", 1)[1]))
+    return any(names <= words for _, words in _people_words(hit.sentence, header=True))
 
 
 #: A heading or word-less line competes for the answer with this share of its score: a
