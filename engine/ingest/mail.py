@@ -3,8 +3,9 @@
 A message is indexed by its own words only: quoted replies and signatures are removed so
 that a thread of twenty replies does not index the first message twenty times (the
 quoted copies are in the store already). Forwarded content is the exception: it usually
-came from outside the mailbox, so it is kept (minus its header lines) -- Enron's Lotus
-Notes "Forwarded by" blocks and Outlook "FW:" messages are often nothing but that.
+came from outside the mailbox, so it is kept, its header lines reduced to the people they
+name -- Enron's Lotus Notes "Forwarded by" blocks and Outlook "FW:" messages are often
+nothing but that.
 
 Headers are decoded (RFC 2047) into ``Document.fields``; an address header the standard
 parser finds invalid (a list separated by semicolons, as Outlook writes them) is read by
@@ -131,7 +132,6 @@ _DATE_TIME = r"\d{1,2}/\d{1,2}/\d{2,4}[ \t]+\d{1,2}:\d{2}(?::\d{2})?[ \t]*[AP]M"
 _SENDER_ON = re.compile(r"^[ \t]*(.{1,200}?)[ \t]+(?:on[ \t]+)?" + _DATE_TIME + r"[ \t]*$", re.I)
 _TRAILING_DATE = re.compile(r"[ \t]+" + _DATE_TIME + r"[ \t]*$", re.I)
 _DATE_LINE = re.compile(r"^[ \t]*" + _DATE_TIME + r"[ \t]*$", re.I)
-_LABEL = {"from": "From", "to": "To", "cc": "Cc", "bcc": "Bcc"}
 
 
 def _header_people(block: list[str]) -> list[str]:
@@ -167,7 +167,7 @@ def _header_people(block: list[str]) -> list[str]:
         if name == "from":  # Lotus Notes writes "From: Ann Lee   02/05/2001 03:13 PM"
             out.append(f"From: {_TRAILING_DATE.sub('', value)}")
         else:  # Outlook separates people with semicolons and writes names "Cherry, Beth"
-            out += cut_list(_LABEL[name], people_of(_semicolon_list(value) if ";" in value else value))
+            out += cut_list(name.capitalize(), people_of(_comma_list(value)))
     return out
 
 
@@ -311,6 +311,12 @@ def _semicolon_list(value: str) -> str:
     return ", ".join(out)
 
 
+def _comma_list(value: str) -> str:
+    """An address list with its people separated by commas: a list separated by semicolons
+    read by ``_semicolon_list``, any other as it is."""
+    return _semicolon_list(value) if ";" in value else value
+
+
 def _address_header(msg: Message, name: str) -> str:
     """A From, To, Cc or Bcc header as one line, every person in it. A header the parser finds
     invalid comes back from it with people or addresses dropped: a list separated by
@@ -329,8 +335,7 @@ def _address_header(msg: Message, name: str) -> str:
     except Exception as exc:  # the email package raises many types on a malformed header
         log.debug("header %s decoded by hand: %s: %s", name, type(exc).__name__, exc)
         return " ".join(_by_hand(raw, name).split())
-    decoded = " ".join(_by_hand(raw, name).split())
-    return _semicolon_list(decoded) if ";" in decoded else decoded
+    return _comma_list(" ".join(_by_hand(raw, name).split()))
 
 
 def _ids(value: str) -> list[str]:
