@@ -30,7 +30,7 @@ from engine.ingest.segment import passages_of
 #: around them, ``_odf_blocks``: only files holding them change; 6: a forwarded message's
 #: From/To/Cc lines kept in the message that forwards it, ``engine.ingest.mail.clean_body``:
 #: only messages holding a forward change; and a Word file's comments, headers and footers
-#: read, ``engine.ingest.formats._docx_notes``, and an HTML image's alternative text,
+#: read, ``engine.ingest.formats._docx_parts``, and an HTML image's alternative text,
 #: ``html_to_text``: only files holding them change).
 RECORDS_VERSION = "6"
 

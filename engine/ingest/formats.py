@@ -608,7 +608,7 @@ _DOCX_PARTS = (
 )
 
 
-def _docx_notes(document: Any) -> list[str]:
+def _docx_parts(document: Any) -> list[str]:
     """The footnotes, endnotes, comments, headers and footers of a Word document, a paragraph
     each after its text (python-docx reads none of them): the separator lines Word keeps among
     the notes are not notes, and a header or footer line repeated by several sections (a first
@@ -629,8 +629,8 @@ def _docx_notes(document: Any) -> list[str]:
                 lines: list[str] = []
                 _docx_blocks(root, lines)
                 for line in lines:
-                    if line.strip() and line.strip() not in seen:
-                        seen.add(line.strip())
+                    if (key := line.strip()) and key not in seen:
+                        seen.add(key)
                         out.append(line)
                 continue
             for note in root.iter(element):
@@ -645,7 +645,7 @@ def _docx(data: bytes, where: str) -> tuple[str, str | None, dict[str, str]]:
     document = _open_zipped(data, where, "DOCX", docx.Document)
     paragraphs: list[str] = []
     _docx_blocks(document.element.body, paragraphs)
-    paragraphs += _docx_notes(document)
+    paragraphs += _docx_parts(document)
     title = (document.core_properties.title or "").strip() or None
     return tidy(join_paragraphs(paragraphs)), title, {}
 
