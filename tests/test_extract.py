@@ -11,6 +11,7 @@ import io
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,12 @@ def one(path: Path, **kwargs: int) -> Document:
     docs = extract(path, **kwargs)
     assert len(docs) == 1, docs
     return docs[0]
+
+
+def saved_paragraphs(document: Any, path: Path) -> list[str]:
+    """The paragraphs read from ``document`` (python-docx, odfpy) saved at ``path``."""
+    document.save(str(path))
+    return one(path).text.split("\n\n")
 
 
 def minimal_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
@@ -355,9 +362,7 @@ def test_docx_text_in_content_controls_text_boxes_and_tracked_changes(tmp_path: 
         f"<mc:AlternateContent {w} {mc}><mc:Choice Requires=\"w14\">{once}</mc:Choice>"
         f"<mc:Fallback>{once}</mc:Fallback></mc:AlternateContent>"
     ))  # fmt: skip
-    path = tmp_path / "plan.docx"
-    document.save(str(path))
-    assert one(path).text.split("\n\n") == [
+    assert saved_paragraphs(document, tmp_path / "plan.docx") == [
         "The harbour crane is serviced in May.",
         "The depot budget is 4 million.",
         "Owner: Ann Lee, site lead",
@@ -387,9 +392,7 @@ def test_docx_footnotes_and_endnotes_follow_the_text(tmp_path: Path) -> None:
         ).encode()
         part = Part(PackURI(f"/word/{kind}s.xml"), content_type, blob, document.part.package)
         document.part.relate_to(part, reltype)
-    path = tmp_path / "figures.docx"
-    document.save(str(path))
-    assert one(path).text.split("\n\n") == [
+    assert saved_paragraphs(document, tmp_path / "figures.docx") == [
         "The depot figures come from the harbour survey.",
         "Survey of May 2001, page 4.",
         "Figures rounded to the ton.",
@@ -411,9 +414,7 @@ def test_docx_comments_headers_and_footers_follow_the_text(tmp_path: Path) -> No
     second.header.is_linked_to_previous = False
     second.header.paragraphs[0].text = "Harbour Authority - confidential"  # the same line again
     document.add_paragraph("Crews meet at the gate.")
-    path = tmp_path / "budget.docx"
-    document.save(str(path))
-    assert one(path).text.split("\n\n") == [
+    assert saved_paragraphs(document, tmp_path / "budget.docx") == [
         "The depot budget is 4 million.",
         "Crews meet at the gate.",
         "Check this against the harbour survey.",
@@ -488,9 +489,7 @@ def test_odt_frames_footnotes_and_cells_of_several_paragraphs_keep_words_apart(t
         row.addElement(cell)
     grid.addElement(row)
     document.text.addElement(grid)
-    path = tmp_path / "plan.odt"
-    document.save(str(path))
-    assert one(path).text.split("\n\n") == [
+    assert saved_paragraphs(document, tmp_path / "plan.odt") == [
         "The site plan is attached.",
         "The deadline is Friday.",
         "Figures come from the survey",
