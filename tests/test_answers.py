@@ -43,10 +43,12 @@ def indexed(home: Path, *sources: Path) -> Engine:
     return engine
 
 
-def write_eml(path: Path, sender: str, to: str, subject: str, body: str, day: int = 1) -> None:
+def write_eml(path: Path, sender: str, to: str, subject: str, body: str, day: int = 1, cc: str = "") -> None:
     msg = EmailMessage()
     msg["From"] = sender
     msg["To"] = to
+    if cc:
+        msg["Cc"] = cc
     msg["Subject"] = subject
     msg["Date"] = format_datetime(dt.datetime(2001, 5, day, 9, 30, tzinfo=dt.timezone.utc))
     msg["Message-ID"] = f"<{path.stem}@example.org>"
@@ -642,14 +644,40 @@ def test_an_address_question_shows_a_message_with_the_address_before_one_naming_
     assert {Path(a.path).name for a in answers[1:]} == {"fw0.eml", "fw1.eml"}  # still shown, after it
 
 
-def test_shows_address_needs_one_person_with_an_address_and_the_whole_name() -> None:
+def test_address_shown_needs_one_person_with_an_address_and_the_whole_name() -> None:
     names = frozenset({"franz", "grunenberg"})
-    assert search.shows_address("To: Ann <ann@x.org>, Franz Grunenberg <franz.g@x.org>", names)
-    assert search.shows_address("franz.grunenberg@x.org", names)
-    assert not search.shows_address('To: "Grunenberg, Franz", ann@x.org', names)  # his has no address
-    assert not search.shows_address("To: Franz Grunenberg/Corp/Enron@ENRON", names)  # not an e-mail address
-    assert not search.shows_address("To: franz.lee@x.org, ed.grunenberg@x.org", names)  # two people
-    assert not search.shows_address("To: franz.grunenberg@x.org", frozenset())
+    assert search.address_shown("To: Ann <ann@x.org>, Franz Grunenberg <franz.g@x.org>", names) == 2
+    assert search.address_shown("franz.grunenberg@x.org", names) == 2
+    assert search.address_shown("To: Franz Grunenberg <fgrunenberg@x.org>", names) == 2  # spelt in the address
+    assert search.address_shown("Cc: Franz Grunenberg <IMCEAPR2100USER-P00505103@x.org>", names) == 1  # opaque
+    assert search.address_shown('To: "Grunenberg, Franz", ann@x.org', names) == 0  # his has no address
+    assert search.address_shown("To: Franz Grunenberg/Corp/Enron@ENRON", names) == 0  # not an e-mail address
+    assert search.address_shown("To: franz.lee@x.org, ed.grunenberg@x.org", names) == 0  # two people
+    assert search.address_shown("To: franz.grunenberg@x.org", frozenset()) == 0
+
+
+def test_an_address_question_shows_the_address_spelling_the_name_before_an_exchange_one(tmp_path: Path) -> None:
+    """Exchange wrote Janet Butler into one message's Cc as an encapsulated address
+    (IMCEA...@ENRON.com) and her name into its text; another message is from her own
+    Janet.Butler@ENRON.com. Asked for her address, the one that spells her name comes first;
+    the other message still shows, after it."""
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    write_eml(
+        mail / "meeting.eml", "Brenda Rapp <brenda.rapp@corp.example>",
+        "Bo Chen <bo.chen@corp.example>", "Meeting with Janet Butler",
+        "Janet Butler will join the meeting on Friday. Janet Butler asked for the agenda.\n",
+        cc="Janet Butler <IMCEAPR2100USER-P00505103@ENRON.com>",
+    )  # fmt: skip
+    write_eml(
+        mail / "forecast.eml", "Butler Janet <Janet.Butler@ENRON.com>", "Steven Harris <steven.harris@corp.example>",
+        "Gas forecast", "The forecast for December is attached.\n",
+    )  # fmt: skip
+    with indexed(tmp_path / "home", mail) as engine:
+        answers = engine.ask("What is the email address of Janet Butler?")
+    assert Path(answers[0].path).name == "forecast.eml", [(Path(a.path).name, a.best.sentence) for a in answers]
+    assert "Janet.Butler@ENRON.com" in answers[0].best.sentence
+    assert Path(answers[1].path).name == "meeting.eml" and "IMCEAPR2100USER" in answers[1].best.sentence
 
 
 def test_a_question_asking_for_a_value_ranks_by_what_was_paid_to_whom(tmp_path: Path) -> None:

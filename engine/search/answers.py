@@ -739,15 +739,23 @@ def _people_words(text: str, header: bool) -> list[tuple[str, set[str]]]:
     return [(p, {w.lower() for w in _WORD.findall(p)}) for p in people]
 
 
-def shows_address(text: str, names: frozenset[str]) -> bool:
-    """Whether one person of ``text`` (a header line, or a forwarded message's "To: ..."
-    line in a body) has an e-mail address and every word of ``names`` (``wanted_address``):
-    the answer to "What is the email address of X?"."""
+def address_shown(text: str, names: frozenset[str]) -> int:
+    """How well ``text`` (a header line, or a forwarded message's "To: ..." line in a body)
+    answers "What is the email address of X?" (``names``: ``wanted_address``): 2 when one
+    person has every word of ``names`` and an address whose local part spells one of them
+    ("Butler Janet <Janet.Butler@ENRON.com>", "jsmith@"), 1 when that person's address is
+    opaque (an Exchange encapsulation, "Janet Butler <IMCEAPR2100USER-P00505103@ENRON.com>":
+    the address that message used, seldom the one to write to), else 0."""
     if not names:
-        return False
-    return any(
-        _EMAIL_ADDRESS.search(p) and names <= words for p, words in _people_words(text, bool(_PEOPLE_LINE.match(text)))
-    )
+        return 0
+    best = 0
+    for person, words in _people_words(text, bool(_PEOPLE_LINE.match(text))):
+        if not names <= words:
+            continue
+        for address in _EMAIL_ADDRESS.findall(person):
+            local = address.split("@", 1)[0].lower()
+            best = max(best, 2 if any(len(n) > 2 and n in local for n in names) else 1)
+    return best
 
 
 def typed_name(query: str) -> frozenset[str]:
@@ -980,8 +988,9 @@ def ask(
     if names and answers:
         # an address question: an answer showing the person's address comes before one that
         # names them without it (a forwarded list's "Grunenberg, Franz", a Lotus Notes
-        # "Souad Mahmassani/Corp/Enron@ENRON"), each group in the ranking's order
-        answers[:] = sorted(answers, key=lambda a: not shows_address(a.best.sentence, names))
+        # "Souad Mahmassani/Corp/Enron@ENRON"), and one whose address spells the name before
+        # an opaque one (``address_shown``), each group in the ranking's order
+        answers[:] = sorted(answers, key=lambda a: -address_shown(a.best.sentence, names))
     elif (person := typed_name(question)) and answers:
         # a name typed alone: the person's own messages (the name in a message's From, To,
         # Cc or Bcc) before those that name them in their text or in a forwarded header
