@@ -272,6 +272,8 @@ class PreviewPane(QWidget):
             if a.date:
                 rows.append(("Modified" if not f.get("attachment_of") else "Date", format_date(a.date, with_time=True)))
         rows.append(("File" if a.kind != "email" else "Stored in", _breakable(a.path)))
+        # byte-identical copies of the file elsewhere: one answer, every place it is
+        rows += [("Same file at", _breakable(path)) for path in a.copies]
         mark = f'<span style="background:{BEST_COLOR.name()}; color:#000000; font-weight:bold">{{}}</span>'
         cells = "".join(
             f'<tr><td style="color:{muted}; padding-right:8px">{html.escape(k)}</td>'

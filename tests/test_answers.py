@@ -914,3 +914,36 @@ def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_pat
         assert answers[0].best.score == answers[1].best.score
         monkeypatch.setattr(search, "DOC_DECAY", 0.0)  # each document by its best sentence
         assert [Path(a.path).name for a in e.ask(question)][:2] == ["a-once.txt", "b-twice.txt"]
+
+
+def test_a_file_kept_twice_is_one_answer_listing_both_places(tmp_path: Path) -> None:
+    """The same PDF in Documents and in a backup folder is one answer whose ``copies`` names
+    the other place (the CLI prints it, the JSON carries it); a file that differs by one
+    sentence is an answer of its own."""
+    samples = Path(__file__).resolve().parents[1] / "samples" / "documents"
+    docs, backup = tmp_path / "Documents", tmp_path / "Backup"
+    docs.mkdir()
+    backup.mkdir()
+    shutil.copy(samples / "normans.pdf", docs / "normans.pdf")
+    shutil.copy(samples / "normans.pdf", backup / "normans-copy.pdf")
+    kenya = (samples / "kenya.txt").read_text(encoding="utf-8")
+    (docs / "kenya.txt").write_text(kenya, encoding="utf-8")
+    (backup / "kenya.txt").write_text(kenya + "\nThe draft ends here.\n", encoding="utf-8")
+    home = tmp_path / "home"
+    with indexed(home, docs, backup) as engine:
+        normans = engine.ask("What was the Norman religion?")
+        kenya_answers = engine.ask("What is the capital of Kenya?")
+    paths = [a.path for a in normans]
+    assert paths[0].endswith("normans.pdf") or paths[0].endswith("normans-copy.pdf"), paths
+    assert len([p for p in paths if "normans" in p]) == 1, paths
+    assert {paths[0], *normans[0].copies} == {str(docs / "normans.pdf"), str(backup / "normans-copy.pdf")}
+    kenyas = [a for a in kenya_answers if a.path.endswith("kenya.txt")]
+    assert {a.path for a in kenyas} == {str(docs / "kenya.txt"), str(backup / "kenya.txt")}
+    assert all(not a.copies for a in kenyas)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli_main(["ask", "--home", str(home), "What was the Norman religion?"]) == 0
+        assert cli_main(["ask", "--home", str(home), "--json", "What was the Norman religion?"]) == 0
+    text, _, js = out.getvalue().partition("{\n")
+    assert f"same file: {normans[0].copies[0]}" in text, text
+    assert json.loads("{\n" + js)["answers"][0]["copies"] == normans[0].copies

@@ -1006,3 +1006,23 @@ def test_date_presets_and_typed_dates_filter_results(qtbot, open_window, mail_ho
     assert f.date_error.isVisible() and "“20x1” is not a date" in f.date_error.text()
     answers = refilter(qtbot, window, lambda: f.set_date_preset("any"))
     assert {Path(a.path).name for a in answers} == names
+
+
+def test_a_file_kept_twice_shows_once_with_both_places(qtbot, open_window, tmp_path):
+    """The same document in Documents and in a backup folder is one row of the list; the
+    preview names the copy's place under the file's."""
+    samples = Path(__file__).resolve().parents[1] / "samples" / "documents"
+    docs, backup = tmp_path / "Documents", tmp_path / "Backup"
+    docs.mkdir()
+    backup.mkdir()
+    shutil.copy(samples / "warsaw.html", docs / "warsaw.html")
+    shutil.copy(samples / "warsaw.html", backup / "warsaw.html")
+    indexed(tmp_path / "home", docs, backup).close()
+    window = open_window(tmp_path / "home")
+    answers = type_question(qtbot, window, "How far from Warsaw does the Vistula river's environment change?").answers
+    assert [Path(a.path).name for a in answers].count("warsaw.html") == 1
+    first = answers[0]
+    assert first.copies and {first.path, *first.copies} == {str(docs / "warsaw.html"), str(backup / "warsaw.html")}
+    qtbot.waitUntil(lambda: window.preview.doc_key == first.doc_key, timeout=WAIT_MS)
+    meta = html.unescape(window.preview.meta.text()).replace("\u200b", "")
+    assert "Same file at" in meta and first.copies[0] in meta, meta

@@ -712,6 +712,18 @@ class Catalog:
             r["key"], r["path"], r["kind"], r["title"] or "", r["parent_key"], r["n_sentences"] or 0
         )
 
+    def file_hashes(self, paths: Iterable[str]) -> dict[str, str]:
+        """The content hash of each indexed file among ``paths`` (files never hashed, or
+        not indexed, are left out)."""
+        paths = list(dict.fromkeys(paths))
+        if not paths:
+            return {}
+        marks = ", ".join("?" * len(paths))
+        rows = self.db.execute(
+            f"SELECT path, content_hash FROM files WHERE path IN ({marks}) AND content_hash IS NOT NULL", paths
+        ).fetchall()
+        return {path: h for path, h in rows}
+
     def upsert_messages(self, messages: Sequence[MessageRow]) -> None:
         """Insert or replace e-mail header rows."""
         with self.transaction():

@@ -114,6 +114,8 @@ def print_answers(question: str, answers, style: _Style, out=None, none_found: s
         print(f"{style.head(f'{i}. {title}')}  {style.dim(f'[{a.kind}, score {a.score:.2f}]')}", file=out)
         print(f"   {_passage_with_bold(a.best, style)}", file=out)
         print(f"   {style.dim('in: ' + _location(a))}", file=out)
+        for path in a.copies:  # the same file elsewhere, not an answer of its own
+            print(f"   {style.dim('same file: ' + path)}", file=out)
         for o in a.others:
             print(f"   {style.dim('also:')} {_one_line(o.sentence)[:200]}", file=out)
         print(file=out)

@@ -252,12 +252,17 @@ class Answer:
     #: What ranked the document: its best sentence's score; in the hybrid its best sentences'
     #: (``sentence_evidence``) plus its whole-document BM25 (answers come in descending order of it).
     score: float = 0.0
+    #: Other paths of the same document in a byte-identical file (a download kept twice, a
+    #: folder copied as a backup): listed here rather than as answers of their own.
+    copies: list[str] = field(default_factory=list)
 
 
 class _CatalogLike(Protocol):
     def message(self, key: str) -> Any: ...
 
     def get_document(self, key: str) -> Any: ...
+
+    def file_hashes(self, paths: Iterable[str]) -> dict[str, str]: ...
 
 
 # --------------------------------------------------------------------------- question side
@@ -939,6 +944,8 @@ def ask(
                     groups.setdefault(meta["doc_key"], []).append((h.score, meta))
     answers = Answers(relaxed=relaxed)
     messages: set[str] = set()
+    copies = _copies(keys, groups, catalog)
+    shown: dict[tuple[str, str], Answer] = {}
     field, names = wanted_field(question), wanted_address(question)
     for key in keys:
         if len(answers) >= top:
@@ -966,6 +973,10 @@ def ask(
             if message_id in messages:
                 continue
             messages.add(message_id)
+        same = copies.get(key)
+        if same is not None and same in shown:  # the same file at another path shows once
+            shown[same].copies.append(meta.get("path", ""))
+            continue
         best = make_hit(meta, score, terms, text_of)
         others = [make_hit(m, s, terms, text_of) for s, m in items[1 : 1 + max_others]]
         when = date_hit(meta, score) if field == "date" and mail else None
@@ -985,6 +996,8 @@ def ask(
                 score=float(doc_rank[key]),
             )
         )
+        if same is not None:
+            shown[same] = answers[-1]
     if names and answers:
         # an address question: an answer showing the person's address comes before one that
         # names them without it (a forwarded list's "Grunenberg, Franz", a Lotus Notes
@@ -1013,6 +1026,21 @@ def ask(
         answers.match = sparc_top / ceiling if sparc_top is not None and ceiling > 0 else 0.0
         answers.answered = answers.coverage >= ANSWER_COVERAGE and answers.match >= answer_match(query)
     return answers
+
+
+def _copies(
+    keys: Sequence[str], groups: dict[str, list[tuple[float, dict[str, Any]]]], catalog: _CatalogLike | None
+) -> dict[str, tuple[str, str]]:
+    """For each ranked document that is not an e-mail (a message held twice shows once by
+    its Message-ID), what tells a copy of it: its file's content hash and its place in the
+    file (the key after the path: "" for a whole file). Two documents with the same pair
+    are the same document in byte-identical files."""
+    if catalog is None:
+        return {}
+    metas = {k: groups[k][0][1] for k in keys if groups.get(k) and groups[k][0][1].get("kind") != "email"}
+    paths = {k: m.get("path", "") for k, m in metas.items() if m.get("path") and k.startswith(m.get("path", ""))}
+    hashes = catalog.file_hashes(paths.values())
+    return {k: (hashes[p], k[len(p) :]) for k, p in paths.items() if p in hashes}
 
 
 def _unranked_lines(
