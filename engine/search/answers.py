@@ -948,9 +948,13 @@ def ask(
     shown: dict[tuple[str, str], Answer] = {}
     field, names = wanted_field(question), wanted_address(question)
     for key in keys:
-        if len(answers) >= top:
-            break
         if not groups.get(key):  # a document with no live sentence is gone
+            continue
+        same = copies.get(key)
+        if same is not None and same in shown:  # the same file at another path shows once
+            shown[same].copies.append(groups[key][0][1].get("path", ""))
+            continue
+        if len(answers) >= top:  # full: only the copies of those shown are still looked for
             continue
         mail = groups[key][0][1].get("kind") == "email"  # only a message has header lines
         if field and mail and field != "date":
@@ -973,10 +977,6 @@ def ask(
             if message_id in messages:
                 continue
             messages.add(message_id)
-        same = copies.get(key)
-        if same is not None and same in shown:  # the same file at another path shows once
-            shown[same].copies.append(meta.get("path", ""))
-            continue
         best = make_hit(meta, score, terms, text_of)
         others = [make_hit(m, s, terms, text_of) for s, m in items[1 : 1 + max_others]]
         when = date_hit(meta, score) if field == "date" and mail else None
