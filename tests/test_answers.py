@@ -949,3 +949,34 @@ def test_a_file_kept_twice_is_one_answer_listing_both_places(tmp_path: Path) -> 
     text, _, js = out.getvalue().partition("{\n")
     assert f"same file: {normans[0].copies[0]}" in text, text
     assert json.loads("{\n" + js)["answers"][0]["copies"] == normans[0].copies
+
+
+def test_a_message_named_by_its_whole_subject_comes_first(tmp_path: Path) -> None:
+    """"where are you" is all stopwords: BM25 ranks nothing by it and other messages say
+    "where" and "you" in their text. Asked who sent the e-mail about it, or typed alone, the
+    message whose subject it is (and its reply) comes first, its sender the answer."""
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    write_eml(mail / "where.eml", "Beth Cherry <beth.cherry@enform.example>", "Jane Wolfe <jwolfe@corp.example>",
+              "where are you", "Call me when you get in.\n", day=3)  # fmt: skip
+    write_eml(mail / "reply.eml", "Jane Wolfe <jwolfe@corp.example>", "Beth Cherry <beth.cherry@enform.example>",
+              "RE: where are you", "In the car, ten minutes away.\n", day=4)  # fmt: skip
+    for n in range(4):
+        write_eml(mail / f"other{n}.eml", f"Ann Tully{n} <ann.tully{n}@corp.example>", "Jane Wolfe <jwolfe@corp.example>",
+                  f"Plans {n}", "Where are you going for the holidays? Tell me where you are staying, are you flying?\n")  # fmt: skip
+    with indexed(tmp_path / "home", mail) as engine:
+        asked = engine.ask("Who sent the e-mail about where are you?")
+        typed = engine.ask("where are you")
+    assert Path(asked[0].path).name == "where.eml", [(Path(a.path).name, a.best.sentence) for a in asked]
+    assert asked[0].best.field == "from" and "beth.cherry@enform.example" in asked[0].best.sentence
+    assert {Path(a.path).name for a in typed[:2]} == {"where.eml", "reply.eml"}, [Path(a.path).name for a in typed]
+
+
+def test_quotes_subject_needs_the_whole_subject_and_a_message_named() -> None:
+    assert search.quotes_subject("Who sent the e-mail about it's me again!?", "it's me again!")
+    assert search.quotes_subject("When was the e-mail about AW: AW: I am sooo sorry... sent?", "AW: AW: I am sooo sorry...")
+    assert search.quotes_subject("where are you", "RE: where are you")  # the query is the subject
+    assert not search.quotes_subject("Who sent the e-mail about where you are?", "where are you")  # not in a row
+    assert not search.quotes_subject("What is the capital of Kenya?", "capital of Kenya")  # names no message
+    assert not search.quotes_subject("Who sent the e-mail about the budget?", "Re: the e-mail")  # frame words
+    assert not search.quotes_subject("budget", "Budget")  # one word names nothing

@@ -942,6 +942,11 @@ def ask(
                 meta = loaded.get(h.sentence_id)
                 if meta is not None and meta.get("doc_key") in need:
                     groups.setdefault(meta["doc_key"], []).append((h.score, meta))
+    # a message the question names by its whole subject comes first, in the ranking's order
+    # (how a mail reader's user names one: "the e-mail about where are you", a subject of
+    # stopwords that ranks nothing)
+    quoted = [k for k in keys if groups.get(k) and _quotes_subject(question, groups[k][0][1])]
+    keys = quoted + [k for k in keys if k not in quoted]
     answers = Answers(relaxed=relaxed)
     messages: set[str] = set()
     copies = _copies(keys, groups, catalog)
@@ -1026,6 +1031,30 @@ def ask(
         answers.match = sparc_top / ceiling if sparc_top is not None and ceiling > 0 else 0.0
         answers.answered = answers.coverage >= ANSWER_COVERAGE and answers.match >= answer_match(query)
     return answers
+
+
+#: Reply and forward markers a subject starts with ("Re:", "FW:", "AW: AW:"), left out when
+#: a question quotes it.
+_SUBJECT_MARKS = re.compile(r"^(?:\s*(?:re|fw|fwd|aw|wg|sv|tr)\s*(?:\[\d+\])?\s*:)+", re.I)
+
+
+def quotes_subject(question: str, subject: str) -> bool:
+    """Whether ``question`` names a message by its whole subject (its reply and forward
+    markers left out): the query is the subject ("where are you"), or it names a message and
+    holds the subject's words in a row ("Who sent the e-mail about where are you?"). The
+    subject needs two words that are not question-frame words ("the e-mail" is no name)."""
+    words = [w.lower() for w in _WORD.findall(_SUBJECT_MARKS.sub("", subject))]
+    if sum(1 for w in words if w not in QUESTION_FRAME) < 2:
+        return False
+    asked = [w.lower() for w in _WORD.findall(question)]
+    if asked == words:
+        return True
+    n = len(words)
+    return bool(_NAMES_A_MESSAGE.search(question)) and any(asked[i : i + n] == words for i in range(len(asked) - n + 1))
+
+
+def _quotes_subject(question: str, meta: dict[str, Any]) -> bool:
+    return meta.get("kind") == "email" and quotes_subject(question, meta.get("title") or "")
 
 
 def _copies(
