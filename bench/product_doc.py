@@ -469,6 +469,14 @@ Docusign"); "by" and "to" are stopwords to BM25 and weigh next to nothing in the
 IDF-weighted bag of WordPiece ids, so answerable and unanswerable questions have the same
 match and coverage distributions (the per-question JSONL). Telling them apart needs reading who paid whom, which a sparse retriever's scores do
 not carry; a rule for payment phrasing would fit this one data set, not a user's files.
+Nor does a dense sentence embedding carry it: `python -m bench.dense_answerability
+bench/results/<this run>.questions.jsonl` embeds each question and its first answer with
+all-MiniLM-L6-v2 and compares the cosine with the engine's signals as an AUC (the chance
+that an answerable question scores above an unanswerable one). On run
+`product-20261125-035739` (46 s beside a test run): BIPIA cosine 0.48, match 0.43, coverage
+0.48 — chance or below for all three; SQuAD cosine 0.95, match 0.95, coverage 0.90. What
+separates SQuAD's held-out questions (the answer is not in the files at all) separates
+nothing on BIPIA, where an e-mail about the same payment, read the other way round, is there.
 
 ## What falls short
 
