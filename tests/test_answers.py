@@ -980,3 +980,32 @@ def test_quotes_subject_needs_the_whole_subject_and_a_message_named() -> None:
     assert not search.quotes_subject("What is the capital of Kenya?", "capital of Kenya")  # names no message
     assert not search.quotes_subject("Who sent the e-mail about the budget?", "Re: the e-mail")  # frame words
     assert not search.quotes_subject("budget", "Budget")  # one word names nothing
+    # a subject inside a longer question's own words is not the one it names
+    assert not search.quotes_subject("Who sent the e-mail about where are you going tonight?", "where are you")
+    assert search.subject_candidates("where are you?") == [
+        "where are you", "re: where are you", "fw: where are you", "fwd: where are you", "aw: where are you"
+    ]  # fmt: skip
+    asked = search.subject_candidates('Who sent the e-mail about "where are you"?')
+    assert "where are you" in asked and "re: where are you" in asked
+
+
+def test_a_message_whose_subject_no_index_term_reaches_is_found_by_it(tmp_path: Path) -> None:
+    """Six messages say "where are you" in their text and rank above the one whose subject it
+    is (stopwords alone: neither BM25 nor the subject's SPARC weights rank it); the catalog
+    finds it by its subject, under the query's restrictions."""
+    mail = tmp_path / "mail"
+    mail.mkdir()
+    write_eml(mail / "where.eml", "Beth Cherry <beth.cherry@enform.example>", "Jane Wolfe <jwolfe@corp.example>",
+              "where are you", "Call me when you get in.\n", day=3)  # fmt: skip
+    for n in range(6):
+        write_eml(mail / f"other{n}.eml", f"Ann Tully{n} <ann.tully{n}@corp.example>", "Jane Wolfe <jwolfe@corp.example>",
+                  f"Plans {n}", "Where are you? Where are you going, where are you staying, are you there?\n", day=1)  # fmt: skip
+    with indexed(tmp_path / "home", mail) as engine:
+        first = engine.ask("Who sent the e-mail about where are you?", top=2)
+        typed = engine.ask("where are you", top=1)
+        restricted = engine.ask("where are you before:2001-05-02", top=10)
+    assert Path(first[0].path).name == "where.eml" and first[0].best.field == "from", [
+        (Path(a.path).name, a.best.sentence) for a in first
+    ]
+    assert Path(typed[0].path).name == "where.eml"
+    assert restricted and all(Path(a.path).name != "where.eml" for a in restricted)  # sent on the 3rd

@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 BUSY_TIMEOUT_S = 30.0
 
 FILE_STATUSES = ("ok", "error", "pending")
+#: At most this many subjects per ``messages_with_subject`` call (one SQL parameter each).
+SUBJECTS_ASKED = 2000
 SOURCE_KINDS = ("folder", "mailstore")
 GENERATION_STATUSES = ("building", "active", "retired")
 
@@ -151,6 +153,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         " message keeps them, and the preview shows them; rows from before hold none until"
         " their message is indexed again (records version 5 re-reads every file once)",
         ('ALTER TABLE "messages" ADD COLUMN "bcc_addrs" TEXT',),
+    ),
+    Migration(
+        4,
+        "messages by their subject in lower case (messages_with_subject): a question naming a"
+        " message by a subject of stopwords (\"where are you\") finds it, which no index term"
+        " reaches",
+        ("CREATE INDEX idx_messages_subject ON messages(lower(subject))",),
     ),
 )
 #: The catalog's schema, kept in SQLite's ``user_version``: the last step of
@@ -723,6 +732,17 @@ class Catalog:
             f"SELECT path, content_hash FROM files WHERE path IN ({marks}) AND content_hash IS NOT NULL", paths
         ).fetchall()
         return {path: h for path, h in rows}
+
+    def messages_with_subject(self, subjects: Iterable[str]) -> list[str]:
+        """Keys of the messages whose subject, in lower case, is one of ``subjects`` (give
+        them in lower case; SQLite lowers ASCII letters only, so a subject with other
+        capitals is found as written in lower case by Python, if at all)."""
+        subjects = list(dict.fromkeys(subjects))[:SUBJECTS_ASKED]
+        if not subjects:
+            return []
+        marks = ", ".join("?" * len(subjects))
+        rows = self.db.execute(f"SELECT key FROM messages WHERE lower(subject) IN ({marks})", subjects).fetchall()
+        return [r[0] for r in rows]
 
     def upsert_messages(self, messages: Sequence[MessageRow]) -> None:
         """Insert or replace e-mail header rows."""

@@ -264,6 +264,8 @@ class _CatalogLike(Protocol):
 
     def file_hashes(self, paths: Iterable[str]) -> dict[str, str]: ...
 
+    def messages_with_subject(self, subjects: Iterable[str]) -> list[str]: ...
+
 
 # --------------------------------------------------------------------------- question side
 
@@ -922,6 +924,13 @@ def ask(
     else:  # SPARC alone: a document is as good as its best sentence
         doc_rank = {k: max(sc for sc, _ in groups[k]) for k in list(groups)[:top]}
     keys = list(doc_rank)
+    if catalog is not None:
+        # messages the question names by a subject no index term reaches ("where are you"):
+        # from the catalog, their sentences fetched below under the question's restrictions
+        named = [k for k in catalog.messages_with_subject(subject_candidates(question)) if k not in doc_rank]
+        for k in named[:top]:
+            doc_rank[k] = 0.0
+            keys.append(k)
     # Documents whose matching sentences are missing or are only headings: find their best
     # sentences with the same search restricted to them (filters do not change scores).
     need = [k for k in keys if k not in groups or all(is_heading_record(m) for _, m in groups[k])]
@@ -1041,8 +1050,10 @@ _SUBJECT_MARKS = re.compile(r"^(?:\s*(?:re|fw|fwd|aw|wg|sv|tr)\s*(?:\[\d+\])?\s*
 def quotes_subject(question: str, subject: str) -> bool:
     """Whether ``question`` names a message by its whole subject (its reply and forward
     markers left out): the query is the subject ("where are you"), or it names a message and
-    holds the subject's words in a row ("Who sent the e-mail about where are you?"). The
-    subject needs two words that are not question-frame words ("the e-mail" is no name)."""
+    holds the subject's words in a row with nothing but stopwords and frame words after them
+    ("Who sent the e-mail about where are you?", "When was the e-mail about X sent?"; not
+    "... about where are you going tonight?"). The subject needs two words that are not
+    question-frame words ("the e-mail" is no name)."""
     words = [w.lower() for w in _WORD.findall(_SUBJECT_MARKS.sub("", subject))]
     if sum(1 for w in words if w not in QUESTION_FRAME) < 2:
         return False
@@ -1050,7 +1061,35 @@ def quotes_subject(question: str, subject: str) -> bool:
     if asked == words:
         return True
     n = len(words)
-    return bool(_NAMES_A_MESSAGE.search(question)) and any(asked[i : i + n] == words for i in range(len(asked) - n + 1))
+    return bool(_NAMES_A_MESSAGE.search(question)) and any(
+        asked[i : i + n] == words and all(w in _NOT_CONTENT for w in asked[i + n :])
+        for i in range(len(asked) - n + 1)
+    )
+
+
+#: How a reply or a forward writes a subject: each is looked for with these before it.
+_SUBJECT_PREFIXES = ("", "re: ", "fw: ", "fwd: ", "aw: ")
+#: The longest run of a question's words looked for as a subject.
+SUBJECT_WORDS = 12
+
+
+def subject_candidates(question: str) -> list[str]:
+    """The subjects, in lower case, by which ``question`` may name a message
+    (``quotes_subject``): every run of 2 to ``SUBJECT_WORDS`` of its words as typed (quotes
+    and a final "?" left out) when it names a message, else the whole query; each bare and
+    after "re: ", "fw: ", "fwd: ", "aw: ". The catalog is asked for them as written."""
+    text = question.strip().rstrip("?").strip()
+    words = [w.strip("\"'“”‘’") for w in text.lower().split()]
+    words = [w for w in words if w]
+    if _NAMES_A_MESSAGE.search(question):
+        runs = [
+            " ".join(words[i : i + n])
+            for n in range(2, min(SUBJECT_WORDS, len(words)) + 1)
+            for i in range(len(words) - n + 1)
+        ]
+    else:
+        runs = [" ".join(words)] if len(words) >= 2 else []
+    return [prefix + run for run in runs for prefix in _SUBJECT_PREFIXES]
 
 
 def _quotes_subject(question: str, meta: dict[str, Any]) -> bool:
