@@ -122,6 +122,7 @@ SCHEMA_1 = (
 )
 SENDERS = "SELECT from_addr, COUNT(*) FROM messages WHERE from_addr != '' GROUP BY from_addr"
 MAILBOXES = "SELECT mailbox, file, COUNT(*) FROM messages WHERE mailbox != '' GROUP BY mailbox, file"
+SUBJECTS = "SELECT key FROM messages WHERE lower(subject) IN ('owls at dusk', 're: owls at dusk')"
 
 
 def _schema_1_catalog(home: Path) -> Path:
@@ -253,6 +254,10 @@ def test_a_schema_1_catalog_is_upgraded_in_place_with_its_rows(tmp_path: Path) -
         # why schema 2: each e-mail list is one covering index scan, not a scan and a sort
         assert _plan(cat, SENDERS) == "SCAN messages USING COVERING INDEX idx_messages_from"
         assert _plan(cat, MAILBOXES) == "SCAN messages USING COVERING INDEX idx_messages_mailbox"
+        # why schema 4: a message named by its subject is one index search, not a scan
+        assert "USING INDEX idx_messages_subject" in _plan(cat, SUBJECTS)
+        found = cat.messages_with_subject(["owls at dusk", "re: owls at dusk"])
+        assert sorted(k.rsplit("#", 1)[1] for k in found) == ["m1", "m2"]
     # upgraded, it is what a new catalog is
     with Catalog(tmp_path / "new" / "catalog.sqlite"):
         pass
