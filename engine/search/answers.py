@@ -924,11 +924,12 @@ def ask(
     else:  # SPARC alone: a document is as good as its best sentence
         doc_rank = {k: max(sc for sc, _ in groups[k]) for k in list(groups)[:top]}
     keys = list(doc_rank)
+    named: list[str] = []
     if catalog is not None:
         # messages the question names by a subject no index term reaches ("where are you"):
         # from the catalog, their sentences fetched below under the question's restrictions
-        named = [k for k in catalog.messages_with_subject(subject_candidates(question)) if k not in doc_rank]
-        for k in named[:top]:
+        named = [k for k in catalog.messages_with_subject(subject_candidates(question)) if k not in doc_rank][:top]
+        for k in named:
             doc_rank[k] = 0.0
             keys.append(k)
     # Documents whose matching sentences are missing or are only headings: find their best
@@ -955,7 +956,7 @@ def ask(
     # (how a mail reader's user names one: "the e-mail about where are you", a subject of
     # stopwords that ranks nothing)
     quoted = [k for k in keys if groups.get(k) and _quotes_subject(question, groups[k][0][1])]
-    keys = quoted + [k for k in keys if k not in quoted]
+    keys = quoted + [k for k in keys if k not in quoted and k not in named]  # (a run it does not name)
     answers = Answers(relaxed=relaxed)
     messages: set[str] = set()
     copies = _copies(keys, groups, catalog)
