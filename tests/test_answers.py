@@ -916,17 +916,26 @@ def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_pat
         assert [Path(a.path).name for a in e.ask(question)][:2] == ["a-once.txt", "b-twice.txt"]
 
 
+SAMPLE_DOCUMENTS = Path(__file__).resolve().parents[1] / "samples" / "documents"
+
+
+def kept_twice(tmp_path: Path, sample: str, copy_name: str) -> tuple[Path, Path]:
+    """``Documents`` and ``Backup`` folders under ``tmp_path``, each holding a byte-identical
+    copy of the sample document ``sample`` (the backup's named ``copy_name``)."""
+    docs, backup = tmp_path / "Documents", tmp_path / "Backup"
+    docs.mkdir()
+    backup.mkdir()
+    shutil.copy(SAMPLE_DOCUMENTS / sample, docs / sample)
+    shutil.copy(SAMPLE_DOCUMENTS / sample, backup / copy_name)
+    return docs, backup
+
+
 def test_a_file_kept_twice_is_one_answer_listing_both_places(tmp_path: Path) -> None:
     """The same PDF in Documents and in a backup folder is one answer whose ``copies`` names
     the other place (the CLI prints it, the JSON carries it); a file that differs by one
     sentence is an answer of its own."""
-    samples = Path(__file__).resolve().parents[1] / "samples" / "documents"
-    docs, backup = tmp_path / "Documents", tmp_path / "Backup"
-    docs.mkdir()
-    backup.mkdir()
-    shutil.copy(samples / "normans.pdf", docs / "normans.pdf")
-    shutil.copy(samples / "normans.pdf", backup / "normans-copy.pdf")
-    kenya = (samples / "kenya.txt").read_text(encoding="utf-8")
+    docs, backup = kept_twice(tmp_path, "normans.pdf", "normans-copy.pdf")
+    kenya = (SAMPLE_DOCUMENTS / "kenya.txt").read_text(encoding="utf-8")
     (docs / "kenya.txt").write_text(kenya, encoding="utf-8")
     (backup / "kenya.txt").write_text(kenya + "\nThe draft ends here.\n", encoding="utf-8")
     home = tmp_path / "home"

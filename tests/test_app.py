@@ -32,7 +32,7 @@ pytest.importorskip("engine.api.facade")
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, QUrl, Slot  # noqa: E402
 from PySide6.QtGui import QDesktopServices  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
-from test_answers import indexed  # noqa: E402
+from test_answers import indexed, kept_twice  # noqa: E402
 
 from app.backend import Backend  # noqa: E402
 from app.format import collapse, passage_html, result_html  # noqa: E402
@@ -1011,12 +1011,7 @@ def test_date_presets_and_typed_dates_filter_results(qtbot, open_window, mail_ho
 def test_a_file_kept_twice_shows_once_with_both_places(qtbot, open_window, tmp_path):
     """The same document in Documents and in a backup folder is one row of the list; the
     preview names the copy's place under the file's."""
-    samples = Path(__file__).resolve().parents[1] / "samples" / "documents"
-    docs, backup = tmp_path / "Documents", tmp_path / "Backup"
-    docs.mkdir()
-    backup.mkdir()
-    shutil.copy(samples / "warsaw.html", docs / "warsaw.html")
-    shutil.copy(samples / "warsaw.html", backup / "warsaw.html")
+    docs, backup = kept_twice(tmp_path, "warsaw.html", "warsaw.html")
     indexed(tmp_path / "home", docs, backup).close()
     window = open_window(tmp_path / "home")
     answers = type_question(qtbot, window, "How far from Warsaw does the Vistula river's environment change?").answers
