@@ -52,6 +52,11 @@ from engine.search.defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF
 
 log = logging.getLogger(__name__)
 
+#: The crash points of ``remove`` (engine.home.crashpoints): after the catalog forgot the
+#: source and journalled its documents, and after the index deleted them.
+REMOVE_JOURNALED = "remove:journaled"
+REMOVE_INDEXED = "remove:indexed"
+
 __all__ = [
     "AdaptProgress",
     "Answer",
@@ -236,6 +241,10 @@ class Engine:
             self._finish_restore()
         except IndexLockedError as exc:  # another process is writing: this engine's next run finishes it
             log.info("an unfinished model restore in %s waits for the next run: %s", self.layout.home, exc)
+        try:
+            self._finish_removals()
+        except IndexLockedError as exc:  # likewise
+            log.info("an unfinished removal in %s waits for the next run: %s", self.layout.home, exc)
 
     # ---- plumbing
 
@@ -383,31 +392,73 @@ class Engine:
         with self._writing("removing a source"), self._write_lock:
             store = TextStore(cat)
             units = [f.path for f in cat.files(src.id)]
-            keys: set[str] = set()
+            rows: list[tuple[str, str]] = []
             for unit in units:
-                keys.update(d.key for d in cat.documents(unit))
-                keys.update(store.journal(unit))
-            # Index first, catalog second: a crash in between leaves catalog rows whose
-            # documents are gone (harmless, re-indexed if the source is added again), never
-            # sentences the catalog cannot find.
-            for gen in cat.generations():
-                if gen.status == "retired" or not (Path(gen.index_dir) / "meta.json").exists():
-                    continue
-                ix = SentenceIndex.open(gen.index_dir, writable=True)
-                try:
-                    for key in keys:
-                        ix.delete_document(key)
-                    ix.commit()
-                finally:
-                    ix.close()
+                rows += [(unit, d.key) for d in cat.documents(unit)]
+                rows += [(unit, k) for k in store.journal(unit)]
+            # Catalog first, with a journal row for every document the index still holds
+            # ("may be in the index without the catalog knowing", engine.indexer.commit);
+            # then the index; then the journal is cleared. A crash after the first step
+            # leaves journal rows of units under no source, which the next open or run
+            # deletes from the index (_finish_removals): the catalog never claims documents
+            # the index lost, and no sentence stays that the catalog cannot find.
             with cat.transaction():
                 cat.remove_source(src.id)
                 for unit in units:
                     store.forget_unit(unit)
+                store.journal_keys(rows)
+            crashpoints.reached(REMOVE_JOURNALED)
+            self._delete_from_indexes({k for _, k in rows})
+            crashpoints.reached(REMOVE_INDEXED)
+            with cat.transaction():
+                for unit in units:
+                    store.clear_journal(unit)
             repair.save_sources(self.layout, cat.sources())
             self._invalidate_reader()
         if self._watcher is not None:
             self._watcher.refresh()
+
+    def _delete_from_indexes(self, keys: set[str]) -> None:
+        """Delete ``keys`` from the index of every generation that answers or is building,
+        one commit each."""
+        if not keys:
+            return
+        for gen in self._cat().generations():
+            if gen.status == "retired" or not (Path(gen.index_dir) / "meta.json").exists():
+                continue
+            ix = SentenceIndex.open(gen.index_dir, writable=True)
+            try:
+                for key in keys:
+                    ix.delete_document(key)
+                ix.commit()
+            finally:
+                ix.close()
+
+    def _finish_removals(self) -> int:
+        """Finish a ``remove`` a crash interrupted: journal rows of units under no source name
+        documents the index may still hold (``remove_source``); they are deleted from every
+        live index and the rows cleared. Returns the number of documents; 0 when none."""
+        cat = self._cat()
+        if cat.read_only:
+            return 0
+        store = TextStore(cat)
+
+        def orphans() -> dict[str, set[str]]:
+            roots = [s.path for s in cat.sources()]
+            return {u: store.journal(u) for u in store.journal_units() if not any(under(u, r) for r in roots)}
+
+        if not orphans():
+            return 0
+        with self._writing("finishing an interrupted removal"), self._write_lock:
+            left = orphans()  # read again under the lock: another process may have finished it
+            keys = {k for ks in left.values() for k in ks}
+            self._delete_from_indexes(keys)
+            with cat.transaction():
+                for unit in left:
+                    store.clear_journal(unit)
+            self._invalidate_reader()
+        log.info("finished an interrupted removal: %d documents deleted from the index", len(keys))
+        return len(keys)
 
     def sources(self) -> list[SourceInfo]:
         cat = self._cat()
@@ -461,6 +512,7 @@ class Engine:
             with self._writing("indexing"), self._write_lock:
                 if self._finish_restore() is not None:
                     self._follow_model_choice()
+                self._finish_removals()
                 self._indexing += 1
                 before = cat.active_generation()
                 try:

@@ -39,6 +39,11 @@ class TextStore:
         )
         ex("INSERT OR IGNORE INTO index_journal (unit, key) VALUES (?, ?)", [(u, k) for u, k, _, _ in rows])
 
+    def journal_keys(self, rows: Iterable[tuple[str, str]]) -> None:
+        """``(unit, key)`` rows into the journal alone: documents the index holds that the
+        catalog is forgetting (a removed source, ``Engine.remove_source``)."""
+        self.db.conn.executemany("INSERT OR IGNORE INTO index_journal (unit, key) VALUES (?, ?)", list(rows))
+
     def keys(self) -> set[str]:
         """The key of every document with a stored text."""
         return {r[0] for r in self.db.execute("SELECT key FROM doc_texts").fetchall()}

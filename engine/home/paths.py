@@ -214,7 +214,10 @@ def display(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate no byte was decoded into
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
 
 

@@ -16,7 +16,7 @@ from engine.index.docindex import DocumentText, mail_header_lines
 from engine.index.sentences import SentenceRecord, folder_terms
 from engine.ingest.documents import Document, ExtractionError
 from engine.ingest.mail import RECIPIENT_FIELDS, addresses, sender_address
-from engine.ingest.segment import passages_of
+from engine.ingest.segment import Span, passages_of
 
 #: What a document becomes in the index. A new value re-reads every file on the next run
 #: and re-encodes the documents whose records it changes (2: e-mail header lines as
@@ -130,6 +130,8 @@ class PreparedDoc:
     #: Each sentence's passage (a number within the document; a header line is one of its
     #: own): a passage bundle encodes a passage's sentences in one pass.
     passages: list[int] = field(default_factory=list)
+    #: What the indexer should say of the document in status (a line cut short).
+    notes: list[str] = field(default_factory=list)
 
 
 def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
@@ -162,7 +164,8 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     records: list[SentenceRecord] = []
     groups: list[int] = []
     position = 0
-    passages = passages_of(doc.text, doc.kind)
+    notes: list[str] = []
+    passages = passages_of(doc.text, doc.kind, notes)
     n = sum(len(p) for p in passages)
     if n > MAX_SENTENCES:
         raise ExtractionError(doc.key, f"too many sentences ({n:,} > {MAX_SENTENCES:,} limit): skipped")
@@ -172,7 +175,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
         for i, span in enumerate(passage):
             groups.append(number)
             sentences.append(span.text)
-            contexts.append(" ".join(s.text for j, s in enumerate(passage) if j != i))
+            contexts.append(_context(passage, i))
             rec = SentenceRecord(
                 text=span.text,
                 start=span.start,
@@ -218,7 +221,28 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
             name=file_name(doc) if doc.path and doc.kind != "email" else "",
         )
     digest = document_digest(doc, records_of(doc, header if doc.kind == "email" else None))
-    return PreparedDoc(doc, digest, sentences, contexts, records, whole, passages=groups)
+    return PreparedDoc(doc, digest, sentences, contexts, records, whole, passages=groups, notes=notes)
+
+
+#: The context of a sentence is cut to this many characters: the encoder reads at most
+#: ``max_length`` word pieces of sentence and context together (128-256), so more is never
+#: read, and a bound here keeps a document's cost linear in its length.
+MAX_CONTEXT_CHARS = 4000
+
+
+def _context(passage: list[Span], i: int) -> str:
+    """The other sentences of sentence ``i``'s passage, joined by spaces, at most
+    ``MAX_CONTEXT_CHARS`` (its neighbours first: those after it, then those before)."""
+    parts: list[str] = []
+    size = 0
+    for j in [*range(i + 1, len(passage)), *range(i - 1, -1, -1)]:
+        if size >= MAX_CONTEXT_CHARS:
+            break
+        parts.append(passage[j].text)
+        size += len(passage[j].text) + 1
+    if size <= MAX_CONTEXT_CHARS:
+        return " ".join(s.text for j, s in enumerate(passage) if j != i)
+    return " ".join(parts)[:MAX_CONTEXT_CHARS]
 
 
 def _listed(fields: dict[str, str], name: str) -> list[str]:

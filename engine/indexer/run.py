@@ -421,9 +421,10 @@ class Indexer:
         if doc.key in job.seen:
             return
         job.seen.add(doc.key)
-        note = doc.fields.get("note")
-        if note:  # fallback decoding, empty file, skipped PDF pages: worth showing in status
-            job.reasons.append(note if doc.key == job.path else f"{doc.key}: {note}")
+        # fallback decoding, empty file, skipped PDF pages, a line cut short: worth showing in status
+        for note in [doc.fields.get("note") or "", *prepared.notes]:
+            if note:
+                job.reasons.append(note if doc.key == job.path else f"{doc.key}: {note}")
         job.name_only = job.name_only or prepared.name_only
         if self._add_name_line(job, prepared):
             return
@@ -540,22 +541,63 @@ class Indexer:
             self._apply_deletes()
             return
         items, self._buffer = self._buffer, []
+        items, vectors = self._encode(items)
+        self._apply_deletes()
+        if items:
+            index = self._ensure_index(vectors)
+            index.add([p.record for p in items], vectors)
+            self.committer.index_changed(len(items))
+            self.result.sentences += len(items)
+        for p in items:
+            p.job.outstanding -= 1
+            if p.job.outstanding == 0 and p.job.extracted:
+                self._finish(p.job)
+
+    def _encode(self, items: list[_Pending]) -> tuple[list[_Pending], list[SparseVector]]:
+        """The vectors of ``items``. When the batch fails (a tokenizer or ONNX Runtime error on
+        one odd input), each document is encoded alone and one that still fails is left out
+        (``_drop_document``): one bad document must never stop the run, nor every rerun."""
+        try:
+            return items, self._encode_batch(items)
+        except Exception:
+            log.warning("a batch of %d sentences failed to encode; encoding its documents one by one", len(items))
+        groups: dict[tuple[int, str], list[_Pending]] = {}
+        for p in items:
+            groups.setdefault((id(p.job), p.record.doc_key), []).append(p)
+        kept: list[_Pending] = []
+        vectors: list[SparseVector] = []
+        for group in groups.values():
+            try:
+                vectors += self._encode_batch(group)
+                kept += group
+            except Exception as exc:
+                self._drop_document(group, exc)
+        return kept, vectors
+
+    def _encode_batch(self, items: list[_Pending]) -> list[SparseVector]:
         # a document's sentences are buffered together, so no passage spans two flushes
-        vectors = self.encoder.encode(
+        return self.encoder.encode(
             [p.sentence for p in items],
             [p.context for p in items],
             self.batch_size,
             groups=[(id(p.job), p.record.doc_key, p.passage) for p in items],
         )
-        index = self._ensure_index(vectors)
-        self._apply_deletes()
-        index.add([p.record for p in items], vectors)
-        self.committer.index_changed(len(items))
-        self.result.sentences += len(items)
-        for p in items:
-            p.job.outstanding -= 1
-            if p.job.outstanding == 0 and p.job.extracted:
-                self._finish(p.job)
+
+    def _drop_document(self, group: list[_Pending], exc: Exception) -> None:
+        """The sentences of one document could not be encoded: the document is left out of
+        its unit (its text, message row and count too) and the reason is kept for status;
+        the unit finishes with the rest. A later run tries the document again."""
+        job, key = group[0].job, group[0].record.doc_key
+        log.warning("%s: could not be encoded: %s: %s", key, type(exc).__name__, exc)
+        job.reasons.append(f"{key}: could not be encoded ({type(exc).__name__}: {str(exc)[:200]})")
+        job.docs = [d for d in job.docs if d.key != key]
+        job.messages = [m for m in job.messages if m.key != key]
+        job.sentences -= len(group)
+        job.seen.discard(key)
+        self.committer.texts = [t for t in self.committer.texts if t[1] != key]
+        job.outstanding -= len(group)
+        if job.outstanding == 0 and job.extracted:
+            self._finish(job)
 
     def _maybe_commit(self) -> None:
         if self.committer.due(self.commit_every, self.commit_seconds):

@@ -8,6 +8,7 @@ few string fields for display and filtering.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 KINDS = (
@@ -63,6 +64,32 @@ class Document:
     text: str
     fields: dict[str, str] = field(default_factory=dict)
     parent_key: str | None = None
+
+    def __post_init__(self) -> None:
+        # Every string the tokenizer, tantivy and SQLite will see is valid Unicode: a lone
+        # surrogate (a file name decoded with surrogateescape copied into a header, a broken
+        # UTF-16 text) made the tokenizer raise TypeError for the whole batch, and no value
+        # is None whatever an extractor found. ``key`` and ``path`` name the file on disk
+        # and stay as they are.
+        self.title = valid_text(self.title)
+        self.text = valid_text(self.text)
+        self.fields = {str(k): valid_text(v) for k, v in self.fields.items()}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(value: object) -> str:
+    """``value`` as a string that encodes to UTF-8: ``None`` is empty, lone surrogates
+    become U+FFFD (the replacement character)."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 class ExtractionError(Exception):

@@ -659,6 +659,23 @@ def _store_key(store: str, data_msg: Message, fallback: str, seen: set[str]) -> 
     return key
 
 
+class ReadOnlyMbox(mailbox_mod.mbox):
+    """An mbox that is never opened for writing. Python's ``mailbox.mbox`` opens its file
+    ``rb+`` (read-write) whenever it may, so a search tool reading a user's mail store would
+    hold it open for writing; this one opens it ``rb`` and has nothing to flush."""
+
+    def __init__(self, path: str) -> None:
+        self._message_factory = mailbox_mod.mboxMessage
+        mailbox_mod.Mailbox.__init__(self, path, None, False)
+        self._file = open(self._path, "rb")  # noqa: SIM115 - closed by close()
+        self._toc = None
+        self._next_key = 0
+        self._pending = False
+        self._pending_sync = False
+        self._locked = False
+        self._file_length = None
+
+
 def iter_mailbox(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Document | ExtractionError]:
     """Documents of every message in an mbox file or Maildir folder; a bad message yields an error.
 
@@ -697,7 +714,7 @@ def iter_mailbox(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Docume
 
     try:
         os.stat(path)
-        box = mailbox_mod.mbox(store, create=False)
+        box = ReadOnlyMbox(store)
         keys = box.keys()
     except OSError as exc:
         yield ExtractionError(path, exc.strerror or str(exc))

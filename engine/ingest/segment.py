@@ -108,12 +108,19 @@ def split_passages(text: str, max_chars: int = MAX_PASSAGE_CHARS, lines: bool = 
 MAX_SENTENCE_CHARS = 2000
 
 
-def _cut_long(span: Span, limit: int = MAX_SENTENCE_CHARS) -> list[Span]:
+#: At most this many pieces are kept of one over-long "sentence" (64 KB of text): a 6 MB line
+#: without a full stop (a log, base64, a flattened table) is searchable by its words through the
+#: whole-document BM25 index, but only its first pieces are encoded as sentences. Without the
+#: cap such a line became ~3,000 sentences of one passage, each carrying the others as context.
+MAX_PIECES = 32
+
+
+def _cut_long(span: Span, limit: int = MAX_SENTENCE_CHARS, pieces: int = MAX_PIECES) -> list[Span]:
     if len(span.text) <= limit:
         return [span]
     out: list[Span] = []
     text, pos = span.text, 0
-    while pos < len(text):
+    while pos < len(text) and len(out) < pieces:
         end = min(len(text), pos + limit)
         if end < len(text):
             cut = text.rfind(" ", pos + limit // 2, end)
@@ -127,11 +134,44 @@ def _cut_long(span: Span, limit: int = MAX_SENTENCE_CHARS) -> list[Span]:
     return out
 
 
-def passages_of(text: str, kind: str) -> list[list[Span]]:
+def _rewindow(passage: list[Span], max_chars: int = MAX_PASSAGE_CHARS) -> list[list[Span]]:
+    """``passage`` cut into windows of at most ``max_chars`` (a piece longer than that alone),
+    so that no sentence's context grows with the length of the line it was cut from."""
+    out: list[list[Span]] = []
+    window: list[Span] = []
+    size = 0
+    for s in passage:
+        if window and size + len(s.text) > max_chars:
+            out.append(window)
+            window, size = [], 0
+        window.append(s)
+        size += len(s.text) + 1
+    if window:
+        out.append(window)
+    return out
+
+
+def passages_of(text: str, kind: str, notes: list[str] | None = None) -> list[list[Span]]:
     """A document's passages and sentences as the indexer cuts them (lines of spreadsheets
-    and slides are sentences of their own; a very long one is cut, see
-    ``MAX_SENTENCE_CHARS``)."""
+    and slides are sentences of their own; a very long one is cut into pieces, see
+    ``MAX_SENTENCE_CHARS``, of which at most ``MAX_PIECES`` are kept, in passages of their
+    own size). When pieces are dropped, a line saying so is appended to ``notes``."""
     passages = split_passages(text, lines=kind in LINE_KINDS)
-    if any(len(s.text) > MAX_SENTENCE_CHARS for p in passages for s in p):
-        passages = [[piece for s in p for piece in _cut_long(s)] for p in passages]
-    return passages
+    if not any(len(s.text) > MAX_SENTENCE_CHARS for p in passages for s in p):
+        return passages
+    out: list[list[Span]] = []
+    dropped = 0
+    for p in passages:
+        cut: list[Span] = []
+        for s in p:
+            pieces = _cut_long(s)
+            if len(s.text) > MAX_SENTENCE_CHARS and pieces:
+                dropped += max(0, s.end - pieces[-1].end)
+            cut.extend(pieces)
+        out.extend(_rewindow(cut))
+    if dropped and notes is not None:
+        notes.append(
+            f"a line of over {MAX_PIECES * MAX_SENTENCE_CHARS:,} characters without a sentence end: "
+            f"{dropped:,} characters past that are found by their words only, not as sentences"
+        )
+    return out

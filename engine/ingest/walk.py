@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from engine.ingest.documents import ExtractionError
+from engine.ingest.documents import SKIPPED_PREFIX, ExtractionError
 
 log = logging.getLogger(__name__)
 
@@ -356,8 +356,23 @@ def _walk_from(root: Path, base_rules: _Rules) -> Iterator[Path | ExtractionErro
                     continue
                 seen_files.add(ident)
                 yield path
-            # FIFOs, sockets and devices are not documents: skipped.
+            elif is_link:
+                # A link named like a document that leads to a FIFO, socket or device: not
+                # read (it could block or never end), but listed, so the user sees why.
+                yield ExtractionError(path, f"{SKIPPED_PREFIX}{special_kind(st.st_mode)}, not a file (-> {os.readlink(path)})")
+            # FIFOs, sockets and devices themselves are not documents: skipped.
         stack.extend(reversed(subdirs))
+
+
+def special_kind(mode: int) -> str:
+    """What a file that is neither a regular file nor a folder is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "a link to a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a link to a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a link to a device"
+    return "a link to a special file"
 
 
 def _maildir_subfolders(maildir: Path, rules: _Rules) -> Iterator[Path | ExtractionError]:
