@@ -10,7 +10,10 @@ zip bombs named .docx/.epub/.odt, an ODT holding one 200 MB paragraph, a DOCX of
 2,000,000 paragraphs, a 1 GB sparse file, a 50 MB single line, HTML nested 100,000 deep,
 malformed MIME (message/rfc822 nested 200 deep, a 30 MB attachment, broken boundaries and
 base64), invalid encodings, symbolic link loops (one in a Maildir's cur/), FIFOs and odd
-names. ``make_corpus`` returns a manifest: the hostile files (relative paths) and the good
+names; and the third campaign's kinds (issue 35): a 6 MB line without a full stop, raw 8-bit
+bytes in address headers and the UTF-8 bytes of a lone surrogate, quote bombs (300 levels of
+"> ", 450 KB of "Original Message" blocks), an mbox of 10,000 empty messages, and links to a
+FIFO and to /dev/zero. ``make_corpus`` returns a manifest: the hostile files (relative paths) and the good
 files' questions.
 """
 
@@ -263,6 +266,28 @@ def _huge_attachment(mb: int) -> bytes:
     )
 
 
+def _quote_nested(depth: int) -> str:
+    """A reply quoting its history ``depth`` levels deep ("> > > ...")."""
+    lines = ["From: a@b.org", "To: c@d.org", "Subject: re: nested", "", "Top reply here."]
+    for d in range(1, depth + 1):
+        lines += [">" * d + " On Mon, Bob wrote:", ">" * d + f" level {d} text goes here with some words"]
+    return "\n".join(lines) + "\n"
+
+
+def _quote_blocks(size: int) -> str:
+    """A reply of ``size`` characters of "-----Original Message-----" blocks, one per reply."""
+    parts = ["From: a@b.org\nTo: c@d.org\nSubject: re: bomb\n\nTop reply.\n"]
+    i, total = 0, len(parts[0])
+    while total < size:
+        parts.append(
+            f"\n-----Original Message-----\nFrom: Person {i} <p{i}@x.org>\nSent: Monday, May 14, 2001 10:{i % 60:02d}"
+            f" AM\nTo: someone@x.org\nSubject: RE: bomb\n\nReply number {i} says hello.\n"
+        )
+        total += len(parts[-1])
+        i += 1
+    return "".join(parts)
+
+
 def make_corpus(folder: Path, hostile: int = 970, good: int = 30, seed: int = 17) -> dict:
     """``hostile`` hostile files and ``good`` good ones under ``folder``; the manifest."""
     rng = random.Random(seed)
@@ -287,6 +312,21 @@ def make_corpus(folder: Path, hostile: int = 970, good: int = 30, seed: int = 17
     _docx_paragraphs(add("big/two-million-paragraphs.docx"), 2_000_000)
     add("big/nested-100k.html").write_text("<html><body>" + "<div>" * 100_000 + "deep" + "</div>" * 100_000)
     add("mail/nested-rfc822.eml").write_bytes(_nested_mime(200))
+    # issue 35: the third campaign's kinds
+    add("big/one-line-6mb.txt").write_text("w " * 2_990_000)
+    add("mail/surrogate-header.eml").write_bytes(
+        b"From: mark.fisher\x97enron.com\nTo: jeff.duff\xd2enron.com\nSubject: \xff\xfe odd\n\nA message whose "
+        b"address headers hold raw 8-bit bytes.\n"
+    )
+    add("encodings/surrogate-bytes.txt").write_bytes(b"UTF-8 bytes of a lone surrogate \xed\xb3\xbf here.\n")
+    add("mail/quote-nested.eml").write_text(_quote_nested(300))
+    add("mail/quote-bomb.eml").write_text(_quote_blocks(450_000))
+    add("mail/ten-thousand-empty.mbox").write_text(
+        "".join("From x@y Mon Jan  1 00:00:00 2001\nFrom: x@y\nSubject: \n\n\n" for _ in range(10_000))
+    )
+    os.mkfifo(folder / "links-special-fifo")
+    os.symlink(folder / "links-special-fifo", add("links/fifo.txt"))
+    os.symlink("/dev/zero", add("links/dev-zero.txt"))
     add("mail/huge-attachment.eml").write_bytes(_huge_attachment(30))
     box = folder / "mail" / "Maildir"
     for sub in ("cur", "new", "tmp"):

@@ -182,6 +182,8 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
                 end=span.end,
                 position=position,
                 passage=passage_text,
+                passage_start=p_start,
+                passage_end=p_end,
                 **common,
             )
             records.append(rec)

@@ -15,6 +15,8 @@ vectors of all the window's sentences. Bundles without the key encode one senten
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 
@@ -73,6 +75,43 @@ DEFAULT_BATCH = 4
 DEFAULT_PASSAGE_BATCH = 1
 
 
+class VectorCache:
+    """Vectors of recent sentences encoded without context, by their text: a mailbox repeats
+    the same header lines ("From: Jeff Dasovich <jeff.dasovich@enron.com>") thousands of
+    times, and an mbox of 10,000 empty messages is 10,000 copies of one line. Such a vector
+    depends on the text alone, so it is encoded once. Bounded by the bytes of the vectors
+    held (least recently used out first); thread-safe."""
+
+    def __init__(self, max_bytes: int = 32 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, SparseVector] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _size(text: str, v: SparseVector) -> int:
+        return len(text) + v.ids.nbytes + v.weights.nbytes + 64
+
+    def get(self, text: str) -> SparseVector | None:
+        with self._lock:
+            v = self._items.get(text)
+            if v is not None:
+                self._items.move_to_end(text)
+            return v
+
+    def put(self, text: str, v: SparseVector) -> None:
+        with self._lock:
+            if text in self._items:
+                return
+            v.ids.flags.writeable = False  # one vector now stands for many sentences
+            v.weights.flags.writeable = False
+            self._items[text] = v
+            self._bytes += self._size(text, v)
+            while self._bytes > self.max_bytes and self._items:
+                old, ov = self._items.popitem(last=False)
+                self._bytes -= self._size(old, ov)
+
+
 class SparseEncoder:
     """``encode(sentences, contexts) -> list[SparseVector]``; ``question_ids(text)`` for queries."""
 
@@ -92,6 +131,7 @@ class SparseEncoder:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         model_path = self.bundle_dir / onnx_file if onnx_file else self.config.graph_path
         self.session = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
+        self._cache = VectorCache()
 
     def question_ids(self, text: str) -> list[int]:
         return self.config.question_ids(text)
@@ -143,9 +183,20 @@ class SparseEncoder:
                 passages[-1].append(s)
             return [v for p in self.encode_passages(passages) for v in p]
         result: list[SparseVector | None] = [None] * len(sentences)
-        for idx, vecs in self.iter_batches(sentences, contexts, batch_size):
-            for i, v in zip(idx, vecs, strict=True):
-                result[i] = v
+        todo: dict[tuple[str, str], list[int]] = {}
+        for i, (s, c) in enumerate(zip(sentences, contexts, strict=True)):
+            hit = self._cache.get(s) if not c else None
+            if hit is not None:
+                result[i] = hit
+            else:  # the same input twice in one call is encoded once
+                todo.setdefault((s, c), []).append(i)
+        keys = list(todo)
+        for idx, vecs in self.iter_batches([k[0] for k in keys], [k[1] for k in keys], batch_size):
+            for j, v in zip(idx, vecs, strict=True):
+                for i in todo[keys[j]]:
+                    result[i] = v
+                if not keys[j][1]:
+                    self._cache.put(keys[j][0], v)
         return result  # type: ignore[return-value]
 
     def encode_passages(

@@ -17,6 +17,7 @@ never change a score, only which sentences compete.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -437,9 +438,30 @@ def _passage_offsets(fields: dict[str, Any], text_of: Any = None) -> tuple[int, 
     return first, first + len(sentence)
 
 
+def stored_passage(fields: dict[str, Any], text_of: Any = None) -> str:
+    """The sentence's passage: stored with it (indexes before 0.4), or sliced from its
+    document's text by ``passage_start``/``passage_end``; the sentence alone when neither
+    can be had."""
+    if fields.get("passage"):
+        return str(fields["passage"])
+    ps, pe = fields.get("passage_start"), fields.get("passage_end")
+    if ps is not None and pe is not None and text_of is not None:
+        doc_text = text_of(fields.get("doc_key", "")) or ""
+        passage = doc_text[int(ps) : int(pe)]
+        sentence = fields.get("text") or ""
+        s = int(fields.get("start", 0)) - int(ps)
+        if passage[s : s + len(sentence)] == sentence:
+            return passage
+    return str(fields.get("text") or "")
+
+
 def make_hit(fields: dict[str, Any], score: float, terms: set[str], text_of: Any = None) -> Hit:
+    passage = stored_passage(fields, text_of)
+    if passage is not fields.get("passage"):
+        fields = {**fields, "passage": passage}
+        if passage == fields.get("text") and "passage_start" in fields:
+            fields["passage_start"] = fields.get("start")
     start, end = _passage_offsets(fields, text_of)
-    passage = fields.get("passage") or fields.get("text") or ""
     if end == 0 and not passage.startswith(fields.get("text", "") or "\0"):
         passage = fields.get("text") or ""
         start, end = 0, len(passage)
@@ -881,9 +903,12 @@ def ask(
     document's best sentence.
     SPARC alone ranks documents by their best sentence.
 
-    ``text_of(doc_key)`` (optional) returns a document's text; it is only needed to place a
-    sentence that occurs twice in its own passage.
+    ``text_of(doc_key)`` (optional) returns a document's text: an index from 0.4 on stores a
+    sentence's passage as offsets into it (without it an answer shows the sentence alone), and
+    it places a sentence that occurs twice in its own passage.
     """
+    if text_of is not None:
+        text_of = functools.lru_cache(maxsize=64)(text_of)  # an answer's hits share a document
     if top <= 0 or not any(c.isalnum() for c in question):
         return Answers()  # no word: "?!" would rank whatever sentences weigh "!" and "?"
     box = box_query(index, question, filters)
