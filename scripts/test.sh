@@ -3,10 +3,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
-# tests/test_offline.py traces every command with strace (it skips, saying why, without it)
-if ! command -v strace >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace) \
-    || echo "could not install strace: tests/test_offline.py will be skipped" >&2
+# System packages the tests need, installed here so that a fresh Debian/Ubuntu machine passes
+# with nothing installed by hand: strace (tests/test_offline.py traces every command), gcc (a
+# test builds a stand-in Qt plugin) and the X11 libraries Qt's xcb plugin loads (README,
+# "System libraries"; the window's tests run offscreen, but the missing-library check asks Qt
+# itself). Only what is missing, only as root with apt-get; otherwise the tests say what they lack.
+PKGS="strace gcc libc6-dev libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0
+  libxcb-render-util0 libxcb-randr0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libegl1 libgl1 libfontconfig1
+  libdbus-1-3"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; then
+  missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"; done)
+  if [ -n "$missing" ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing) \
+      >/dev/null || echo "could not install: $missing (tests that need them will say so)" >&2
+  fi
 fi
 export QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 # the tests start many Python processes (the CLI, indexing children): compile the
