@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -373,3 +374,35 @@ def test_question_weights_weigh_each_question_id(tmp_path, squad_handful):
              "--steps", "1", "--max-length", "48", "--cpu", "--no-bf16", "--threads", "1",
              "--question-weights", str(bad)]
         )  # fmt: skip
+
+
+def test_gpu_script_runs_three_steps_on_the_cpu(tmp_path, squad_handful):
+    """scripts/gpu-train.sh, the job prepared for a lent accelerator, on the CPU: the probe,
+    the plan sized from it, three steps with their checkpoint and log in OUT."""
+    import subprocess
+
+    folder, _sentences, _examples = squad_handful
+    out = tmp_path / "out"
+    env = {
+        **os.environ,
+        "PYTHON": sys.executable,
+        "PROBE": "1",
+        "STEPS": "3",
+        "DATA": str(folder),
+        "BASE": str(tiny_base()),
+        "EXTRA": "--batch 4 --max-length 48 --cpu --no-bf16 --threads 1 --warmup 1 --flops-docs 2 --save-every 3",
+    }
+    r = subprocess.run(
+        ["bash", "scripts/gpu-train.sh", "train", "0", str(out)],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["steps"] == 3 and plan["probe_steps"] == 1 and plan["seconds_per_step"] > 0
+    assert (out / "step-3.pt").is_file()
+    log = [json.loads(line) for line in (out / "train-log.jsonl").read_text().splitlines()]
+    assert log and "flops" in log[-1]
