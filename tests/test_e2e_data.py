@@ -65,7 +65,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory):
     chosen, extra = [], 0
     for f in files:
         head = f.read_bytes()[:300].decode("latin-1")
-        if any(m in head for m in wanted):
+        if any(m in head for m in wanted) or (f.parent.parent.name == "wolfe-j" and f.name in QUOTING):
             chosen.append(f)
         elif extra < EXTRA_MESSAGES:
             chosen.append(f)
@@ -78,6 +78,22 @@ def corpus(tmp_path_factory: pytest.TempPathFactory):
     progress = e.index([root / "squad", root / "enron"])
     yield e, questions, mail_qs, progress
     e.close()
+
+
+#: Replies in which Jason Wolfe's own words survive only as quoted history (issue 36, item 1).
+QUOTING = {"187.", "97.", "126."}
+
+
+def test_words_quoted_in_replies_find_them(corpus) -> None:
+    """A new user's three searches for what Jason Wolfe wrote: each finds the reply quoting him."""
+    e = corpus[0]
+    top = {
+        q: [Path(a.path).name for a in e.ask(q, top=10)]
+        for q in ("Chastant", "Do you want to get something to eat tonight?", "Jason's cell")
+    }
+    assert top["Chastant"][0] == "187.", top
+    assert "97." in top["Do you want to get something to eat tonight?"][:3], top
+    assert "126." in top["Jason's cell"], top
 
 
 def test_everything_indexed(corpus) -> None:

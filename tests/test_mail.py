@@ -16,7 +16,7 @@ import pytest
 
 from engine.ingest.documents import EMAIL_FIELDS, Document, ExtractionError
 from engine.ingest.extract import extract, iter_extract
-from engine.ingest.mail import addresses, clean_body, iter_mailbox, people_of
+from engine.ingest.mail import QUOTED_AT, addresses, clean_body, iter_mailbox, people_of
 from engine.ingest.walk import source_kind
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,7 +74,7 @@ def test_every_enron_message_extracts() -> None:
 
 @needs_enron
 @pytest.mark.needs_data
-def test_enron_reply_loses_its_quote() -> None:
+def test_enron_reply_keeps_its_quote_after_its_own_words() -> None:
     doc = extract(ENRON / "wolfe-j" / "all_documents" / "13.")[0]
     assert doc.title == "RE: FW: Your March Vacation"
     assert doc.fields["from"] == "lane.capron@ci.boston.ma.us"
@@ -83,7 +83,11 @@ def test_enron_reply_loses_its_quote() -> None:
     assert doc.fields["thread"] == doc.fields["message_id"]  # no References / In-Reply-To
     assert doc.fields["mailbox"] == "all_documents"
     assert "I think Buchanan is capable of similar achievement" in doc.text
-    assert "Original Message" not in doc.text and "ski trip" not in doc.text
+    # the quoted message comes after the reply's own words (QUOTED_AT), its marker line gone
+    at = int(doc.fields[QUOTED_AT])
+    assert "ski trip" not in doc.text[:at] and "ski trip" in doc.text[at:]
+    assert "I think Buchanan is capable of similar achievement" in doc.text[:at]
+    assert "Original Message" not in doc.text
 
 
 @needs_enron
@@ -218,7 +222,7 @@ def test_plain_preferred_over_html(tmp_path: Path) -> None:
     assert doc.text == "Plain version of the agenda."
 
 
-def test_html_only_body_is_converted_and_quote_dropped(tmp_path: Path) -> None:
+def test_html_only_body_is_converted_and_its_quote_kept_after_it(tmp_path: Path) -> None:
     msg = message(subject="Re: Agenda")
     msg.set_content(
         "<html><body><p>Agreed, see you <b>Monday</b>.</p><p>Second point.</p>"
@@ -227,7 +231,9 @@ def test_html_only_body_is_converted_and_quote_dropped(tmp_path: Path) -> None:
         subtype="html",
     )
     doc = extract(write_eml(tmp_path, msg))[0]
-    assert doc.text == "Agreed, see you Monday.\n\nSecond point."
+    at = int(doc.fields[QUOTED_AT])  # the quote follows the reply's own words, its marker gone
+    assert doc.text[:at].strip() == "Agreed, see you Monday.\n\nSecond point."
+    assert doc.text[at:] == "Old agenda text."
 
 
 def test_quoted_reply_and_signature_removed(tmp_path: Path) -> None:
@@ -458,7 +464,10 @@ def test_sample_mail_stores() -> None:
     assert len(mbox_docs) == 6
     reply = next(d for d in mbox_docs if d.title.startswith("RE: Dinner"))
     assert reply.text.startswith("Just a reminder that the Trading Track dinner is tomorrow night")
-    assert "cordially invited" not in reply.text  # the quoted invitation is indexed once, in its own message
+    # the quoted invitation follows the reply's own words; search counts it once, in its own
+    # message (engine.search.answers.weigh_quoted)
+    at = int(reply.fields[QUOTED_AT])
+    assert "cordially invited" not in reply.text[:at] and "cordially invited" in reply.text[at:]
     maildir_docs = extract(SAMPLES / "mail" / "enron-wolfe")
     assert len(maildir_docs) == 6
     assert {d.fields["mailbox"] for d in maildir_docs} == {"enron-wolfe"}

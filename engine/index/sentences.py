@@ -153,6 +153,9 @@ class SentenceRecord:
     #: ~75 bytes a sentence of prose (issue 34); ``passage`` is then not stored.
     passage_start: int | None = None
     passage_end: int | None = None
+    #: In the quoted history of a reply (``engine.ingest.mail.quoted_history``): searchable,
+    #: ranked below the message's own words (stored only when true).
+    quoted: bool = False
 
 
 @dataclass(frozen=True)
@@ -630,6 +633,8 @@ class SentenceIndex:
         date = _epoch(rec.date)
         meta = {k: getattr(rec, k) for k in _META_KEYS}
         meta["date"] = date
+        if rec.quoted:
+            meta["quoted"] = True
         if rec.passage_start is not None and rec.passage_end is not None and not rec.field:
             del meta["passage"]  # the reader slices it from the document's text
             meta["passage_start"], meta["passage_end"] = rec.passage_start, rec.passage_end

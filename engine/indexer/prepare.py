@@ -15,7 +15,7 @@ from engine.home.paths import display
 from engine.index.docindex import DocumentText, mail_header_lines
 from engine.index.sentences import SentenceRecord, folder_terms
 from engine.ingest.documents import Document, ExtractionError
-from engine.ingest.mail import RECIPIENT_FIELDS, addresses, sender_address
+from engine.ingest.mail import QUOTED_AT, RECIPIENT_FIELDS, addresses, sender_address
 from engine.ingest.segment import Span, passages_of
 
 #: What a document becomes in the index. A new value re-reads every file on the next run
@@ -31,8 +31,9 @@ from engine.ingest.segment import Span, passages_of
 #: From/To/Cc lines kept in the message that forwards it, ``engine.ingest.mail.clean_body``:
 #: only messages holding a forward change; and a Word file's comments, headers and footers
 #: read, ``engine.ingest.formats._docx_parts``, and an HTML image's alternative text,
-#: ``html_to_text``: only files holding them change).
-RECORDS_VERSION = "6"
+#: ``html_to_text``: only files holding them change; 7: a reply's quoted history kept after
+#: its own words, ``engine.ingest.mail.quoted_history``: only messages quoting one change).
+RECORDS_VERSION = "7"
 
 
 def has_name_line(doc: Document) -> bool:
@@ -166,6 +167,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     position = 0
     notes: list[str] = []
     passages = passages_of(doc.text, doc.kind, notes)
+    quoted_at = _quoted_at(doc)
     n = sum(len(p) for p in passages)
     if n > MAX_SENTENCES:
         raise ExtractionError(doc.key, f"too many sentences ({n:,} > {MAX_SENTENCES:,} limit): skipped")
@@ -184,6 +186,7 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
                 passage=passage_text,
                 passage_start=p_start,
                 passage_end=p_end,
+                quoted=span.start >= quoted_at,
                 **common,
             )
             records.append(rec)
@@ -211,7 +214,8 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
         head = [x for _, x in header] if header and doc.kind == "email" else [doc.title, Path(doc.path).name]
         whole = DocumentText(
             doc_key=doc.key,
-            body="\n".join([*head, doc.text]),
+            # a reply's quoted history is not its own: the document ranks by what it says
+            body="\n".join([*head, doc.text[:quoted_at]]),
             folders=tuple(folder_terms(doc.path)) if doc.path else (),
             kind=doc.kind,
             date=date,
@@ -245,6 +249,15 @@ def _context(passage: list[Span], i: int) -> str:
     if size <= MAX_CONTEXT_CHARS:
         return " ".join(s.text for j, s in enumerate(passage) if j != i)
     return " ".join(parts)[:MAX_CONTEXT_CHARS]
+
+
+def _quoted_at(doc: Document) -> int:
+    """Where a message's quoted history starts in its text (``QUOTED_AT``); past its end
+    when it quotes nothing."""
+    try:
+        return int(doc.fields.get(QUOTED_AT) or len(doc.text) + 1)
+    except ValueError:
+        return len(doc.text) + 1
 
 
 def _listed(fields: dict[str, str], name: str) -> list[str]:

@@ -86,6 +86,9 @@ _WORD = re.compile(r"\w")
 _SIG_DELIMITER = re.compile(r"^--[ \t]*$", re.M)
 FORWARD_SUBJECT = re.compile(r"^\s*(?:fw|fwd)\s*:", re.I)
 _MESSAGE_ID = re.compile(r"<([^<>\s]+)>")
+#: The field of a message Document that holds where its quoted history starts in its text
+#: (a decimal offset); absent when it quotes nothing.
+QUOTED_AT = "quoted_at"
 
 
 # --------------------------------------------------------------------------- body cleaning
@@ -252,6 +255,54 @@ def clean_body(text: str, forwarded: bool = False) -> str:
         block, body = _split_header_block("marker\n" + part)
         pieces.append(_headed(_header_people(block[1:]), _strip_reply(body, keep_quote=False)))
     return tidy("\n\n".join(p for p in pieces if p.strip()))
+
+
+#: At most this much of a reply's quoted history is kept (issue 36): the last few messages
+#: of a thread, the part no other message may hold; a 450 KB chain of quoted replies (a
+#: "quote bomb") would otherwise become thousands of sentences to encode.
+MAX_QUOTED_CHARS = 20_000
+_QUOTE_PREFIX = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
+
+
+def quoted_history(text: str, forwarded: bool = False) -> str:
+    """The earlier messages a reply quotes below its own words, which ``clean_body`` leaves
+    out: each quoted message as the people of its header block, then its text without its
+    ``>`` marks and signature, newest first, at most ``MAX_QUOTED_CHARS``. Empty when the body
+    keeps the quote itself (a forward, or a reply with no words of its own) or quotes nothing.
+
+    A sender's words often survive only there (a signature with a phone number, an answer
+    quoted in the reply that followed); the indexer keeps them after the message's own text,
+    and search ranks them below what the message itself says, and not at all when the quoted
+    message is indexed too (``engine.search.answers``)."""
+    if forwarded:
+        return ""
+    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    forward = _FORWARD.search(text)
+    head = text[: forward.start()] if forward else text
+    match = _REPLY.search(head)
+    own = head[: match.start()] if match else head
+    inline = [ln for ln in own.split("\n") if _QUOTE_LINE.match(ln)]
+    parts: list[str] = []
+    if inline and _WORD.search("\n".join(ln for ln in own.split("\n") if not _QUOTE_LINE.match(ln))):
+        parts.append(_QUOTE_PREFIX.sub("", "\n".join(inline)).strip())
+    if match and _WORD.search(own):
+        rest, size = head[match.start() :], 0
+        while rest.strip() and size < MAX_QUOTED_CHARS:
+            block, body = _split_header_block(_QUOTE_PREFIX.sub("", rest))
+            nxt = _REPLY.search(body)
+            words = body[: nxt.start()] if nxt else body
+            cut = _SIG_DELIMITER.search(words)
+            if cut and words[: cut.start()].strip():
+                words = words[: cut.start()]
+            piece = _headed(_header_people(block), words)
+            parts.append(piece)
+            size += len(piece)
+            rest = body[nxt.start() :] if nxt else ""
+    history = tidy("\n\n".join(p for p in parts if p.strip()))
+    if len(history) > MAX_QUOTED_CHARS:
+        cut_at = history.rfind("\n\n", 0, MAX_QUOTED_CHARS)
+        history = history[: cut_at if cut_at > 0 else MAX_QUOTED_CHARS]
+    return history
 
 
 # --------------------------------------------------------------------------- headers
@@ -515,9 +566,17 @@ def _message_docs(
         text = ""
         if body is not None:
             raw = _part_text(body)
+            whole = raw
             if body.get_content_subtype() == "html":
+                whole, _ = html_to_text(raw, drop_quotes=False)
                 raw, _ = html_to_text(raw, drop_quotes=True)
-            text = clean_body(raw, forwarded=bool(FORWARD_SUBJECT.match(fields["subject"])))
+            forwarded = bool(FORWARD_SUBJECT.match(fields["subject"]))
+            text = clean_body(raw, forwarded=forwarded)
+            history = quoted_history(whole, forwarded=forwarded)
+            if history and text:
+                # the message's own words, then what it quotes (QUOTED_AT says where)
+                fields[QUOTED_AT] = str(len(text) + 2)
+                text = f"{text}\n\n{history}"
         parts = _attachment_parts(msg, body) if isinstance(msg, EmailMessage) else []
     except Exception as exc:
         yield ExtractionError(key, f"malformed message: {exc}")

@@ -944,6 +944,7 @@ def ask(
                 continue
             groups.setdefault(key, []).append((score, meta))
 
+    own = weigh_quoted(groups)
     if hybrid:
         doc_rank = rank_documents(groups, doc_scores, top * 2, DOC_DEPTH)
     else:  # SPARC alone: a document is as good as its best sentence
@@ -976,7 +977,9 @@ def ask(
             for h in missing:
                 meta = loaded.get(h.sentence_id)
                 if meta is not None and meta.get("doc_key") in need:
-                    groups.setdefault(meta["doc_key"], []).append((h.score, meta))
+                    score = quoted_score(h.score, meta, own)
+                    if score is not None:
+                        groups.setdefault(meta["doc_key"], []).append((score, meta))
     # a message the question names by its whole subject comes first, in the ranking's order
     # (how a mail reader's user names one: "the e-mail about where are you", a subject of
     # stopwords that ranks nothing)
@@ -1223,6 +1226,42 @@ def restrict(
         return to_index_filters(filters, doc_keys=keys) if keys else None
     out = index.matching_documents([excluded], [], f) if excluded else []
     return to_index_filters(filters, exclude_keys=out) if out else unrestricted
+
+
+#: A sentence of a reply's quoted history (``engine.ingest.mail.quoted_history``) counts
+#: this much of its score: a message ranks first by what it says itself.
+QUOTED_WEIGHT = 0.9
+
+
+def _same_text(text: Any) -> str:
+    return " ".join(str(text or "").lower().split())
+
+
+def quoted_score(score: float, meta: dict[str, Any], own: set[str]) -> float | None:
+    """``score`` of a ranked sentence as it counts: a quoted one weighs ``QUOTED_WEIGHT`` of
+    it, and none at all (None) when a sentence of the same words is ranked as a message's
+    own (``own``): the quoted message is indexed and answers by itself."""
+    if not meta.get("quoted"):
+        return score
+    if _same_text(meta.get("text")) in own:
+        return None
+    return score * QUOTED_WEIGHT
+
+
+def weigh_quoted(groups: dict[str, list[tuple[float, dict[str, Any]]]]) -> set[str]:
+    """Apply ``quoted_score`` to every ranked sentence of ``groups`` (in place, each document's
+    best first again; a document left with none is dropped). Returns the own sentences' words
+    (for sentences ranked later)."""
+    own = {_same_text(m.get("text")) for items in groups.values() for _, m in items if not m.get("quoted")}
+    if not any(m.get("quoted") for items in groups.values() for _, m in items):
+        return own
+    for key in list(groups):
+        kept = [(sc, m) for sc, m in ((quoted_score(s, m, own), m) for s, m in groups[key]) if sc is not None]
+        if kept:
+            groups[key] = sorted(kept, key=lambda item: -item[0])
+        else:
+            del groups[key]
+    return own
 
 
 def sentence_evidence(scores: Iterable[float]) -> float:
