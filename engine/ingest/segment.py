@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import blingfire
 
+from engine.common.lang import words
 from engine.ingest.documents import LINE_KINDS
 
 # A passage is a paragraph, or a window of consecutive sentences when the paragraph is long,
@@ -33,7 +34,9 @@ class Span:
 
 
 def split_sentences(text: str, offset: int = 0) -> list[Span]:
-    """Sentences of ``text`` as spans; offsets are shifted by ``offset``."""
+    """Sentences of ``text`` as spans; offsets are shifted by ``offset``. Where the sentence
+    breaker ends a sentence that goes on (``_goes_on``: "am 3. Februar", "dhr. Jansen",
+    "z. B. mit"), the two pieces are one sentence."""
     if not text.strip():
         return []
     _, offsets = blingfire.text_to_sentences_and_offsets(text)
@@ -45,8 +48,39 @@ def split_sentences(text: str, offset: int = 0) -> list[Span]:
             continue
         lead = len(piece) - len(piece.lstrip())
         s = start + lead
+        if spans and _goes_on(spans[-1].text, stripped):
+            first = spans[-1].start - offset
+            spans[-1] = Span(offset + first, offset + s + len(stripped), text[first : s + len(stripped)])
+            continue
         spans.append(Span(offset + s, offset + s + len(stripped), stripped))
     return spans
+
+
+_LAST_TOKENS = re.compile(r"(?:^|\s)(?:(\S+)\s)?(\S+)\.$")
+_OPENING = "\"'(«„“‚‘"
+
+
+def _goes_on(sentence: str, following: str) -> bool:
+    """Whether the sentence breaker's ``sentence`` really goes on into ``following``: it ends
+    with a day before a month or a date's next number ("am 3." "Februar", "24." "12. 2001"),
+    with a title before a name ("dhr." "Jansen"), or with an abbreviation before a word in
+    lower case or a number ("bzw." "etwas"). The words are data per language
+    (:mod:`engine.common.lang`)."""
+    m = _LAST_TOKENS.search(sentence)
+    if m is None:
+        return False
+    last = m.group(2).lower().lstrip(_OPENING)
+    pair = f"{m.group(1).lower().lstrip(_OPENING)} {last}" if m.group(1) else ""
+    head = following.lstrip(_OPENING)
+    if not head:
+        return False
+    first_word = head.split(maxsplit=1)[0].lower().rstrip(".,;:")
+    if last.isdigit() and len(last) <= 2:
+        return first_word in words("MONTHS") or head[0].isdigit()
+    if last in words("TITLES"):
+        return head[0].isupper()
+    abbreviations = words("ABBREVIATIONS")
+    return (last in abbreviations or pair in abbreviations) and (head[0].islower() or head[0].isdigit())
 
 
 def split_paragraphs(text: str) -> list[Span]:

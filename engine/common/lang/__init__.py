@@ -1,0 +1,27 @@
+"""Word lists per language, as data: one module per language (``en``, ``de``, ``fr``, ``es``,
+``nl``, ``pt``), each a set of named tuples of lower-case words. Code asks for a list by name
+over every language (:func:`words`) and never spells words of its own.
+
+Lists: ``MONTHS`` (full and abbreviated month names); ``TITLES`` (abbreviations written before
+a name: "Dr.", "dhr.", "Sr."), after which a sentence never ends; ``ABBREVIATIONS`` (written
+with a full stop inside a sentence: "z. B.", "bzw.", "ca."), after which a sentence does not
+end when the next word starts in lower case or with a digit. Abbreviations are written
+without their final full stop ("z. b", "bzw").
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+LANGUAGES = ("en", "de", "fr", "es", "nl", "pt")
+
+
+@cache
+def words(name: str, languages: tuple[str, ...] = LANGUAGES) -> frozenset[str]:
+    """The union of list ``name`` over ``languages`` (lower case)."""
+    out: set[str] = set()
+    for lang in languages:
+        module = importlib.import_module(f"{__name__}.{lang}")
+        out.update(w.lower() for w in getattr(module, name, ()))
+    return frozenset(out)
