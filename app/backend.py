@@ -45,6 +45,8 @@ class SearchResult:
     answered: bool = True
     #: The quoted phrases no document holds, dropped from the search (``Answers.relaxed``).
     relaxed: tuple[str, ...] = ()
+    #: The question's words no document holds (``Answers.absent``).
+    absent: tuple[str, ...] = ()
 
 
 @dataclass
@@ -230,6 +232,7 @@ class Backend(QObject):
                 idf,
                 getattr(answers, "answered", bool(answers)),
                 tuple(getattr(answers, "relaxed", ())),
+                tuple(getattr(answers, "absent", ())),
             )
 
         def done(result: SearchResult | None) -> None:

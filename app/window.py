@@ -47,7 +47,7 @@ from app.sources import SourcesDialog, choose_folder, choose_mail_store
 from app.statusbar import Banner, StatusBar
 from app.welcome import MessagePage, WelcomePage, sample_questions, samples_dir
 from engine.search.defaults import DEFAULT_HYBRID, DEFAULT_IDF
-from engine.search.query import relaxed_notice
+from engine.search.query import absent_notice, relaxed_notice
 
 ADAPT_TIP = "Tune the model to the words of your own documents, on this computer, then re-encode them"
 RESTORE_TIP = "Go back to the model and index used before the last adaptation"
@@ -575,6 +575,8 @@ class MainWindow(QMainWindow):
         """The line above the results: the phrases dropped and the no-answer decision of the
         answers on screen (a live refresh may change either)."""
         notice = [relaxed_notice(result.relaxed)] if result.relaxed else []
+        if result.absent:
+            notice.append(absent_notice(result.absent))
         if not result.answered:
             notice.append("Nothing in your files answers this question. The closest matches are below.")
         self.no_answer.setText(" ".join(notice))
@@ -583,7 +585,10 @@ class MainWindow(QMainWindow):
     def _no_answer_shown(self) -> bool:
         r = self.last_result
         return bool(
-            r and r.answers and (not r.answered or r.relaxed) and self.stack.currentWidget() is self.results
+            r
+            and r.answers
+            and (not r.answered or r.relaxed or r.absent)
+            and self.stack.currentWidget() is self.results
         )
 
     def _sync_preview(self) -> None:
@@ -766,7 +771,11 @@ class MainWindow(QMainWindow):
             if self.backend.indexing:
                 hint += "; indexing is still running"
             relaxed = relaxed_notice(result.relaxed, found=False)
-            self.show_message("No answers found", (relaxed + " " if relaxed else "") + hint + ".")
+            absent = absent_notice(result.absent, found=False)
+            if absent and not relaxed:
+                self.show_message("No answers found", absent + " Check the spelling, or try other words.")
+            else:
+                self.show_message("No answers found", (relaxed + " " if relaxed else "") + hint + ".")
             self.statusBar().showMessage(f"No answers{where} · {result.seconds * 1000:.0f} ms")
             return
         self.stack.setCurrentWidget(self.results)

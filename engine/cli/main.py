@@ -92,10 +92,12 @@ NOTHING_INDEXED = "No answer found. Index some folders first: sparcdesk index PA
 
 def print_answers(question: str, answers, style: _Style, out=None, none_found: str = NOTHING_INDEXED) -> None:
     """The answers as the terminal shows them; ``none_found`` is the line when there are none."""
-    from engine.search.query import relaxed_notice
+    from engine.search.query import absent_notice, relaxed_notice
 
     out = out or sys.stdout
     relaxed = relaxed_notice(getattr(answers, "relaxed", ()), found=bool(answers))
+    absent = absent_notice(getattr(answers, "absent", ()), found=bool(answers))
+    relaxed = " ".join(x for x in (relaxed, absent) if x)
     if relaxed:
         print(style.head(relaxed), file=out)
     if not answers:
@@ -128,6 +130,8 @@ def answers_json(question: str, answers) -> str:
         "answered": bool(getattr(answers, "answered", bool(answers))),
         # the quoted phrases no document holds, dropped from the search (their words rank)
         "relaxed": list(getattr(answers, "relaxed", ())),
+        # the question's words no indexed sentence holds ("xyzzyq")
+        "absent": list(getattr(answers, "absent", ())),
         "answers": [asdict(a) for a in answers],
     }
     text = json.dumps(data, ensure_ascii=False, indent=1)

@@ -911,6 +911,18 @@ class SentenceIndex:
         rows = self._ranked(searcher, query, top_k)
         return self._with_fields(searcher, rows, load_fields)
 
+    def absent_words(self, words: Sequence[str]) -> list[str]:
+        """The ``words`` no indexed sentence holds (each analysed as the text is: stemmed, in
+        lower case; a stopword, which the analyser drops, is never absent). Any sentence
+        counts: a header line, a file name, a reply's quoted history."""
+        searcher = self._view.searcher
+        out: list[str] = []
+        for word in words:
+            terms = [t for t in self._analyzer.analyze(word) if t]
+            if terms and all(int(searcher.doc_freq("text", t)) == 0 for t in terms):
+                out.append(word)
+        return out
+
     def bm25_documents(
         self, text: str, top_k: int = 100, filters: IndexFilters | None = None
     ) -> list[tuple[str, float]]:

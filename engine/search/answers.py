@@ -654,12 +654,15 @@ class Answers(list):
     IDF-weighted share of the question's content words the first document holds, 0..1).
 
     ``relaxed`` names the quoted phrases no document holds: they were dropped from the
-    restrictions (their words still rank), and the app and the CLI say so."""
+    restrictions (their words still rank), and the app and the CLI say so. ``absent`` names
+    the question's content words that no indexed sentence holds ("xyzzyq"): when every one is
+    absent there are no answers at all, not a page of unrelated "closest matches"."""
 
     answered: bool
     coverage: float
     match: float
     relaxed: tuple[str, ...]
+    absent: tuple[str, ...]
 
     def __init__(
         self,
@@ -668,12 +671,14 @@ class Answers(list):
         coverage: float = 0.0,
         match: float = 0.0,
         relaxed: Sequence[str] = (),
+        absent: Sequence[str] = (),
     ) -> None:
         super().__init__(items)
         self.answered = answered
         self.coverage = coverage
         self.match = match
         self.relaxed = tuple(relaxed)
+        self.absent = tuple(absent)
 
 
 def is_heading_record(meta: dict[str, Any]) -> bool:
@@ -915,6 +920,10 @@ def ask(
     if box.nothing:
         return Answers(relaxed=box.relaxed)
     question, filters, f, relaxed = box.text, box.filters, box.index_filters, box.relaxed
+    content = content_words(question).split()
+    absent = index.absent_words(content) if content else []
+    if content and len(absent) == len(content):
+        return Answers(relaxed=relaxed, absent=absent)  # nothing holds any of its words
     ranking = ranking_text(question)
     qids = query.question_ids(ranking)
     terms = question_terms(ranking)
@@ -926,7 +935,7 @@ def ask(
         # long question's "how", "would", "about" would otherwise rank whole documents.
         doc_scores = dict(index.bm25_documents(document_query(question), DOC_DEPTH, filters=f))
     if not ranked and not doc_scores:
-        return Answers(relaxed=relaxed)
+        return Answers(relaxed=relaxed, absent=absent)
 
     groups: dict[str, list[tuple[float, dict[str, Any]]]] = {}
     pos = 0
@@ -985,7 +994,7 @@ def ask(
     # stopwords that ranks nothing)
     quoted = [k for k in keys if groups.get(k) and _quotes_subject(question, groups[k][0][1])]
     keys = quoted + [k for k in keys if k not in quoted and k not in named]  # (a run it does not name)
-    answers = Answers(relaxed=relaxed)
+    answers = Answers(relaxed=relaxed, absent=absent)
     messages: set[str] = set()
     copies = _copies(keys, groups, catalog)
     shown: dict[tuple[str, str], Answer] = {}

@@ -107,6 +107,18 @@ def relaxed_notice(phrases: Sequence[str], found: bool = True) -> str:
     return f"No document holds {held}: showing matches without {it}."
 
 
+def absent_notice(words: Sequence[str], found: bool = True) -> str:
+    """What the CLI and the window say of the question's words that no document holds
+    (``Answers.absent``), or "" when there are none; ``found``: whether anything matched the
+    other words."""
+    if not words:
+        return ""
+    listed = ", ".join(words)
+    if not found:
+        return f"No document contains {listed}."
+    return f"No document contains {listed}: showing matches for the other words."
+
+
 def parse_date(value: str, end: bool = False) -> _dt.date | None:
     """``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` as its first day (or last, with ``end``)."""
     m = re.fullmatch(r"(\d{4})(?:[-/.](\d{1,2})(?:[-/.](\d{1,2}))?)?", value.strip())
