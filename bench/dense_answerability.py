@@ -10,7 +10,7 @@ value is above an unanswerable one's) of that cosine next to the AUC of the engi
 signals, ``match`` and ``coverage`` (docs/product.md, "The no-answer decision"). It reads the
 run's rows only: nothing is indexed or asked again.
 
-    .venv/bin/python -m bench.dense_answerability bench/results/product-<stamp>.questions.jsonl
+    .venv/bin/python -m bench.dense_answerability bench/results/product-<stamp>.questions.jsonl.gz
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import read_rows
 from trainer.baselines import DenseRetriever
 
 SETS = ("email", "squad")
@@ -37,10 +38,10 @@ def auc(pos: Sequence[float], neg: Sequence[float]) -> float:
 
 def main(argv: Sequence[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("questions", type=Path, help="a bench.product run's .questions.jsonl")
+    ap.add_argument("questions", type=Path, help="a bench.product run's .questions.jsonl.gz")
     args = ap.parse_args(argv)
     rows = [
-        json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()
+        json.loads(line) for line in read_rows(args.questions) if line.strip()
     ]
     dense = DenseRetriever([])
     out: dict[str, dict[str, Any]] = {}

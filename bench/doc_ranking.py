@@ -6,7 +6,7 @@ whole-document BM25. Choosing those constants on the CISI and TIME questions alo
 their noise (76 and 83 questions: one question is 1.3 points of hit@1), so this tool chooses
 on a seeded half of each and reports the other half, both ways round.
 
-It reads the questions of a ``python -m bench.product`` run (its ``.questions.jsonl``), opens
+It reads the questions of a ``python -m bench.product`` run (its ``.questions.jsonl.gz``), opens
 the same homes, computes for every answerable question the fused sentence ranking and the
 whole-document BM25 once (``engine.search.answers.rank_sentences``, ``SentenceIndex.bm25_documents``,
 with the query syntax's restrictions, ``engine.search.answers.box_query`` as ``ask`` applies them), and re-ranks the documents under every
@@ -15,7 +15,7 @@ before its display steps (a message held twice shows once; a document without li
 is dropped), so its figures could differ from the product run's; the published figures come
 from ``bench.product``.
 
-    .venv/bin/python -m bench.doc_ranking bench/results/product-<stamp>.questions.jsonl
+    .venv/bin/python -m bench.doc_ranking bench/results/product-<stamp>.questions.jsonl.gz
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import engine.search.answers as search
+from bench import read_rows
 from bench.product import COLLECTION_OF, TOP
 from engine.api.facade import Engine
 
@@ -110,13 +111,13 @@ def halves(items: Sequence[dict], seed: int) -> tuple[list[dict], list[dict]]:
 
 def main(argv: Sequence[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("questions", type=Path, help="a bench.product run's .questions.jsonl")
+    ap.add_argument("questions", type=Path, help="a bench.product run's .questions.jsonl.gz")
     ap.add_argument("--work", type=Path, default=Path("runs/product"), help="the run's work dir (homes, files)")
     ap.add_argument("--seed", type=int, default=SEED, help="seed of the halves")
     ap.add_argument("--json", type=Path, help="write the grid and the choices here")
     args = ap.parse_args(argv)
     shipped = (search.DOC_WEIGHT, search.DOC_DECAY)
-    rows = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [json.loads(line) for line in read_rows(args.questions) if line.strip()]
     items: dict[str, list[dict]] = {}
     t0 = time.perf_counter()
     for s in dict.fromkeys(r["set"] for r in rows):

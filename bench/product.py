@@ -32,7 +32,7 @@ Collections (homes) and sets, see docs/product.md for how each question is deriv
     .venv/bin/python -m bench.product --doc docs/product.md  # the published run
 
 Writes bench/results/product-<stamp>.json (metrics, sizes, timings, machine, load) and
-product-<stamp>.questions.jsonl beside it (one row per question: ranked documents, the top
+product-<stamp>.questions.jsonl.gz beside it (one row per question: ranked documents, the top
 answer, its score, ``answered``), for analysis without re-running.
 """
 
@@ -1216,13 +1216,16 @@ def run(args: argparse.Namespace, log=print) -> dict:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         tag = "-quick" if args.quick else ""
         path = RESULTS / f"product{tag}-{stamp}.json"
-        out["questions_file"] = path.with_suffix(".questions.jsonl").name
+        # gzip: a run's rows are ~5 MB of JSON, ~10x less compressed (the repository travels
+        # to a lent accelerator, which takes at most 64 MiB)
+        questions = path.with_suffix(".questions.jsonl.gz")
+        out["questions_file"] = questions.name
         path.write_text(json.dumps(out, indent=1))
-        with open(path.with_suffix(".questions.jsonl"), "w", encoding="utf-8") as f:
+        with gzip.open(questions, "wt", encoding="utf-8") as f:
             for r in all_rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
         out["path"] = str(path)
-        log(f"written {path} and {path.with_suffix('.questions.jsonl').name}")
+        log(f"written {path} and {questions.name}")
     out["rows"] = all_rows
     return out
 

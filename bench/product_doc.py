@@ -32,7 +32,7 @@ Generated files and the homes live under `--work` (default `runs/product`, `runs
 with `--quick`); a rerun reuses the homes (indexing is incremental, unchanged files are not
 re-encoded); `--rebuild` re-indexes from scratch, `--bundle DIR` tries another model. Results:
 `bench/results/product-<stamp>.json` (metrics, sizes, timings, load) and
-`product-<stamp>.questions.jsonl` beside it: one row per question with the ranked documents
+`product-<stamp>.questions.jsonl.gz` beside it: one row per question with the ranked documents
 (search and BM25), the top answer's text, field and scores (`top_score`: its best sentence's,
 `top_doc_score`: `Answer.score`), every answer's scores, `answered`, `coverage`, `match` and
 `relaxed` (the quoted phrases dropped because no document holds them), and for an
@@ -334,7 +334,7 @@ asking who received a message shows the list's first line.
 
 One CISI question is 1.3 points of hit@1 and one TIME question 1.2, so a setting picked on
 all of their questions fits their noise. `python -m bench.doc_ranking
-bench/results/product-<stamp>.questions.jsonl` re-ranks a run's questions under a grid
+bench/results/product-<stamp>.questions.jsonl.gz` re-ranks a run's questions under a grid
 (weight 1.5, 2, 3, 4 × decay 0, 0.1, 0.25, 0.5) with the engine's own ranking function,
 splits CISI's and TIME's questions into two seeded halves (seed 12), picks the setting with
 the best MRR@10 summed over CISI and TIME on one half (among those costing e-mail, Enron,
@@ -481,7 +481,7 @@ IDF-weighted bag of WordPiece ids, so answerable and unanswerable questions have
 match and coverage distributions (the per-question JSONL). Telling them apart needs reading who paid whom, which a sparse retriever's scores do
 not carry; a rule for payment phrasing would fit this one data set, not a user's files.
 Nor does a dense sentence embedding carry it: `python -m bench.dense_answerability
-bench/results/<this run>.questions.jsonl` embeds each question and its first answer with
+bench/results/<this run>.questions.jsonl.gz` embeds each question and its first answer with
 all-MiniLM-L6-v2 and compares the cosine with the engine's signals as an AUC (the chance
 that an answerable question scores above an unanswerable one). On run
 `product-20261125-035739` (46 s beside a test run): BIPIA cosine 0.48, match 0.43, coverage
