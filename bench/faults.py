@@ -332,9 +332,23 @@ def run_damage(
 # --------------------------------------------------------------------------- full disk
 
 
-def run_disk(work: Path, sizes: list[int]) -> dict:
+#: ``sparcdesk`` with its free-space check before each commit switched off, so that the disk
+#: fills in the middle of a commit (SQLite, tantivy or the column store fails half-way): the
+#: path the check otherwise always refused before (issue 35). Its arguments follow.
+NO_SPACE_CHECK = (
+    "import sys\n"
+    "from engine.home import diskspace\n"
+    "diskspace.commit_estimate = lambda *a: 0\n"
+    "diskspace.MIN_FREE_BYTES = 0\n"
+    "from engine.cli.main import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def run_disk(work: Path, sizes: list[int], during: bool = False) -> dict:
     """Index a corpus into a data folder on a tmpfs of each size (MB); then status, ask, and
-    the same index run on a disk made large enough."""
+    the same index run on a disk made large enough. ``during``: with the free-space check
+    off (``NO_SPACE_CHECK``), so the disk fills during a commit."""
     docs = work / "docs"
     for i in range(300):
         (docs / "d").mkdir(parents=True, exist_ok=True)
@@ -354,7 +368,14 @@ def run_disk(work: Path, sizes: list[int]) -> dict:
             raise SystemExit(f"cannot mount a tmpfs (run as root): {r.stderr.decode().strip()}")
         try:
             home = mnt / "home"
-            ix = cli(home, "index", str(docs / "d"), "-q", "--threads", "1", "--commit-every", "300")
+            args = ("index", str(docs / "d"), "-q", "--threads", "1", "--commit-every", "300")
+            if during:
+                env = dict(os.environ, SPARCDESK_HOME=str(home), PYTHONPATH=str(ROOT))
+                ix = subprocess.run(
+                    [sys.executable, "-c", NO_SPACE_CHECK, *args], env=env, cwd=ROOT, capture_output=True, text=True
+                )
+            else:
+                ix = cli(home, *args)
             st = cli(home, "status")
             q = cli(home, "ask", "heron report 1 token1x3", "--json")
             usable = st.returncode == 0 and q.returncode == 0
@@ -364,6 +385,7 @@ def run_disk(work: Path, sizes: list[int]) -> dict:
             rows.append(
                 {
                     "size_mb": size,
+                    "check": "off: the disk fills during a commit" if during else "on",
                     "index_code": ix.returncode,
                     "traceback": _traceback(ix, st, q, again, q2),
                     "last_commit_usable": usable,
@@ -467,6 +489,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("what", choices=("damage", "disk", "hostile"))
     p.add_argument("--only", help="damage: only cases whose name holds this")
     p.add_argument("--sizes", default="5,8,12,20,50", help="disk: tmpfs sizes in MB")
+    p.add_argument("--during", action="store_true", help="disk: free-space check off, the disk fills mid-commit")
     p.add_argument("--hostile", type=int, default=970, help="hostile: hostile files")
     p.add_argument("--good", type=int, default=30, help="hostile: good files among them")
     p.add_argument("--keep", action="store_true", help="keep the work folder")
@@ -476,7 +499,7 @@ def main(argv: list[str] | None = None) -> dict:
         if args.what == "damage":
             out = run_damage(work, args.only)
         elif args.what == "disk":
-            out = run_disk(work, [int(x) for x in args.sizes.split(",")])
+            out = run_disk(work, [int(x) for x in args.sizes.split(",")], args.during)
         else:
             out = run_hostile(work, args.hostile, args.good)
     finally:
