@@ -109,6 +109,7 @@ def test_a_lone_surrogate_in_a_mail_header_does_not_stop_the_run(tmp_path: Path)
         r = _cli(home, "index", str(src), "-q", "--threads", "1")
         assert r.returncode == 0, r.stderr
         assert "Traceback" not in r.stderr
+    assert "not valid Unicode were replaced" in _errors(home)[str(src / "bad.eml")]
     with Engine(home=home, threads=1) as e:
         assert e.status()["files"] == 3
         assert e.ask("where does the heron wait?", top=1)[0].path == str(src / "bad.eml")

@@ -91,3 +91,4 @@ def test_a_quote_bomb_keeps_a_bounded_history(tmp_path: Path) -> None:
     assert doc.text[:at].strip() == "Top reply."
     assert 0 < len(doc.text) - at <= MAX_QUOTED_CHARS
     assert "Reply number 0 says hello." in doc.text  # the newest quoted message is kept
+    assert "quoted history past" in doc.fields["note"]  # said in status

@@ -71,9 +71,29 @@ class Document:
         # UTF-16 text) made the tokenizer raise TypeError for the whole batch, and no value
         # is None whatever an extractor found. ``key`` and ``path`` name the file on disk
         # and stay as they are.
+        before = (self.title, self.text, tuple(self.fields.values()))
         self.title = valid_text(self.title)
         self.text = valid_text(self.text)
         self.fields = {str(k): valid_text(v) for k, v in self.fields.items()}
+        if any(v != w for v, w in _pairs(before, self) if isinstance(v, str)):
+            add_note(self.fields, REPLACED_NOTE)
+
+
+#: The note (``fields["note"]``, shown in status) of a document whose text or headers held
+#: bytes no decoder could read as characters.
+REPLACED_NOTE = "characters that are not valid Unicode were replaced"
+
+
+def add_note(fields: dict[str, str], note: str) -> None:
+    """Add ``note`` to a Document's ``fields["note"]`` (notes are joined by "; ")."""
+    old = fields.get("note", "")
+    if note not in old:
+        fields["note"] = f"{old}; {note}" if old else note
+
+
+def _pairs(before: tuple, doc: Document) -> list[tuple[object, str]]:
+    title, text, values = before
+    return [(title, doc.title), (text, doc.text), *zip(values, doc.fields.values(), strict=False)]
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

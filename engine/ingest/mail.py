@@ -30,7 +30,7 @@ from email.parser import BytesParser
 from email.utils import getaddresses, parseaddr, parsedate_to_datetime
 from pathlib import Path
 
-from engine.ingest.documents import Document, ExtractionError, UnsupportedFormat
+from engine.ingest.documents import Document, ExtractionError, UnsupportedFormat, add_note
 from engine.ingest.formats import (
     MAX_FILE_BYTES,
     UNSUPPORTED_FORMATS,
@@ -577,6 +577,8 @@ def _message_docs(
                 # the message's own words, then what it quotes (QUOTED_AT says where)
                 fields[QUOTED_AT] = str(len(text) + 2)
                 text = f"{text}\n\n{history}"
+                if len(history) >= MAX_QUOTED_CHARS - 2000:
+                    add_note(fields, f"quoted history past {MAX_QUOTED_CHARS:,} characters is not indexed")
         parts = _attachment_parts(msg, body) if isinstance(msg, EmailMessage) else []
     except Exception as exc:
         yield ExtractionError(key, f"malformed message: {exc}")
