@@ -143,3 +143,21 @@ def test_a_swallowed_error_lands_in_the_log(tmp_path, clean_logging):
     assert written and all(" WARNING engine.home.repair: " in ln for ln in written), lines
     assert any(ln.endswith("writing it again") for ln in written)
     assert json.loads((home / "sources.json").read_text(encoding="utf-8")) == []  # the catalog's list: none
+
+
+def test_an_indexing_run_and_each_problem_file_are_logged(tmp_path, clean_logging, capsys):
+    """Issue 36, item 8: the log held only "started" lines. A run's summary and each problem
+    file with its reason are in it now, and nothing more reaches the terminal."""
+    import engine.cli.main as cli
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "owls.txt").write_text("Owls hunt at night.", encoding="utf-8")
+    (src / "blob.txt").write_bytes(b"bad\x00\x00binary")
+    home = tmp_path / "home"
+    assert cli.main(["index", str(src), "--home", str(home), "-q", "--threads", "1"]) == 0
+    text = (home / "logs" / logs.LOG_FILE).read_text(encoding="utf-8")
+    assert f"indexing {src} with" in text
+    assert "indexing finished: 2 of 2 files done (1 indexed, 1 with problems" in text
+    assert f"{src / 'blob.txt'}: binary data" in text
+    assert "blob.txt" not in capsys.readouterr().err

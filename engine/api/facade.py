@@ -648,8 +648,20 @@ class Engine:
         complete; the current one answers until then. Cancelling keeps what was done: the
         next call resumes (training from its checkpoint, re-encoding from its last commit).
         Returns the adapted bundle's folder."""
+        log.info("adaptation started: %d steps on the indexed text of %s", steps, self.layout.home)
         with self._writing("adapting the model"):
-            return self._adapt(steps, mlm, vocab_expansion, on_adapt, progress, cancel, reencode)
+            try:
+                out = self._adapt(steps, mlm, vocab_expansion, on_adapt, progress, cancel, reencode)
+            except Cancelled:
+                log.info("adaptation cancelled (the next one resumes where it stopped)")
+                raise
+            except Exception as exc:
+                log.warning("adaptation failed: %s: %s", type(exc).__name__, exc)
+                raise
+        log.info(
+            "adaptation %s: %s", "cancelled" if cancel is not None and cancel.is_set() else "finished", out
+        )
+        return out
 
     def _adapt(
         self,
@@ -705,7 +717,9 @@ class Engine:
         """Make the previous model and its generation live again (the one the last switch
         retired), then bring it up to date with what changed since. Returns what was done."""
         with self._writing("restoring the previous model"):
-            return self._restore_model(progress)
+            done = self._restore_model(progress)
+        log.info("restored the previous model: %s", done)
+        return done
 
     def _restore_model(self, progress: Callable[[Progress], None] | None) -> dict:
         home = self.layout.home

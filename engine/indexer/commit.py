@@ -178,6 +178,7 @@ class Committer:
             cat.delete_messages(old)
             self.store.forget_unit(job.path)
             cat.record_error(job.path, job.source_id, job.unit_error, job.size, job.mtime_ns)
+            log.info("%s: could not be read: %s", job.path, job.unit_error)
             return
         old = cat.replace_documents(job.path, job.docs)
         gone = set(old) - job.seen
@@ -197,6 +198,8 @@ class Committer:
             # and retried when it changes, but the file is in the index by its name.
             status = "error"
             reason = job.unit_error + (f"; {reason}" if reason else "")
+        if reason:  # the log a user can send says what status says, with the time
+            log.info("%s: %s", job.path, reason)
         cat.upsert_file(
             FileState(
                 job.path,

@@ -263,8 +263,11 @@ class Indexer:
         generation live when the run completes."""
         self._reset()
         diskspace.check(self.layout.home, diskspace.MIN_FREE_BYTES)
+        log.info(
+            "indexing %s with %s %s", ", ".join(str(t.subtree or t.source.path) for t in targets), model.name, model.version
+        )
         try:
-            return self._run(targets, model, activate)
+            result = self._run(targets, model, activate)
         except diskspace.DiskFullError:
             raise
         except Exception as exc:
@@ -276,6 +279,21 @@ class Indexer:
             raise diskspace.DiskFullError(
                 self.layout.home, diskspace.free_bytes(self.layout.home), self._space_needed(), self.result.files_done
             ) from exc
+        r = result
+        log.info(
+            "indexing %s: %d of %d files done (%d indexed, %d with problems, %d unchanged, %d deleted), "
+            "%d sentences in %.1f s",
+            "cancelled" if r.cancelled else "finished",
+            r.files_done,
+            r.files_total,
+            r.indexed,
+            r.failed,
+            r.unchanged,
+            r.deleted,
+            r.sentences,
+            r.seconds,
+        )
+        return result
 
     def _space_needed(self) -> int:
         """About how many more bytes this run needs: its next commit, and the files still to
@@ -560,7 +578,7 @@ class Indexer:
         try:
             return items, self._encode_batch(items)
         except Exception:
-            log.warning("a batch of %d sentences failed to encode; encoding its documents one by one", len(items))
+            log.info("a batch of %d sentences failed to encode; encoding its documents one by one", len(items))
         groups: dict[tuple[int, str], list[_Pending]] = {}
         for p in items:
             groups.setdefault((id(p.job), p.record.doc_key), []).append(p)
@@ -588,7 +606,7 @@ class Indexer:
         its unit (its text, message row and count too) and the reason is kept for status;
         the unit finishes with the rest. A later run tries the document again."""
         job, key = group[0].job, group[0].record.doc_key
-        log.warning("%s: could not be encoded: %s: %s", key, type(exc).__name__, exc)
+        log.info("%s: could not be encoded: %s: %s", key, type(exc).__name__, exc)
         job.reasons.append(f"{key}: could not be encoded ({type(exc).__name__}: {str(exc)[:200]})")
         job.docs = [d for d in job.docs if d.key != key]
         job.messages = [m for m in job.messages if m.key != key]

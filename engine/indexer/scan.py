@@ -3,6 +3,7 @@ saw them (size and mtime, then content hash), and the catalog paths that are gon
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from engine.catalog.texts import TextStore
 from engine.ingest.documents import ExtractionError
 from engine.ingest.walk import Rules, under, unit_hash, unit_stat, walk
 
+log = logging.getLogger(__name__)
 
 @dataclass
 class Target:
@@ -114,6 +116,7 @@ def scan(
     for path, reason in walk_errors.items():
         if under(path, scope):
             catalog.record_error(path, src.id, reason)
+            log.info("%s: %s", path, reason)
     if jobs:
         catalog.mark_pending(src.id, [(j.path, j.size, j.mtime_ns) for j in jobs])
     return ScanResult(
