@@ -487,3 +487,18 @@ def test_addresses_separated_by_spaces_alone_are_several_people() -> None:
     assert addresses("ann@x.org <bob@y.org>") == ["ann@x.org", "bob@y.org"]
     assert people_of("Ann Lee <ann@x.org>") == ["Ann Lee <ann@x.org>"]  # a name and its address: one person
     assert addresses("Team: a@x.org, b@x.org;") == ["a@x.org", "b@x.org"]
+
+
+@needs_enron
+@pytest.mark.needs_data
+def test_control_characters_in_a_subject_are_not_shown_as_boxes() -> None:
+    """Issue 36, item 10: "Mind\\x01,s Eye Madness" showed a box in the window."""
+    doc = extract(ENRON / "wolfe-j" / "all_documents" / "180.")[0]
+    assert doc.title == "Mind,s Eye Madness - April 24th - 27th"
+
+
+def test_windows_quotes_in_a_latin_1_header_read_as_cp1252(tmp_path: Path) -> None:
+    raw = b"From: a@b.org\nSubject: =?iso-8859-1?Q?Mind=92s_Eye_=96_tonight?=\n\nHello.\n"
+    assert extract(write_eml(tmp_path, raw))[0].title == "Mind\u2019s Eye \u2013 tonight"
+    plain = b"From: a@b.org\nSubject: Budget review\n\nHello.\n"  # must not fire on plain text
+    assert extract(write_eml(tmp_path, plain, "plain.eml"))[0].title == "Budget review"

@@ -316,7 +316,21 @@ def _header(msg: Message, name: str) -> str:
     except Exception as exc:  # the email package raises many types on a malformed header
         log.debug("header %s decoded by hand: %s: %s", name, type(exc).__name__, exc)
         text = _by_hand(_raw_header(msg, name) or "", name)
-    return " ".join(text.split())
+    return " ".join(_printable(text).split())
+
+
+_C1 = re.compile("[\x80-\x9f]")
+
+
+def _printable(text: str) -> str:
+    """A header as a person reads it: control characters (shown as boxes: Enron's
+    "Mind\x01,s Eye Madness") dropped, and the C1 range, which Windows text declared as
+    Latin-1 puts where cp1252 has its quotes and dashes, read as cp1252 ("Mind\x92s" ->
+    "Mind's")."""
+    text = _CONTROL.sub("", text)
+    if _C1.search(text):
+        text = _C1.sub(lambda m: bytes([ord(m.group())]).decode("cp1252", errors="ignore"), text)
+    return text
 
 
 def _by_hand(raw: str, name: str) -> str:
