@@ -151,7 +151,8 @@ class WelcomePage(QWidget):
         icon = QLabel()
         icon.setPixmap(app_icon().pixmap(96, 96))
         icon.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.samples_btn = QPushButton("Try the &sample documents")
+        # Alt+P: Alt+S opens the Search menu (issue 36, item 10)
+        self.samples_btn = QPushButton("Try the sam&ple documents")
         self.samples_btn.setObjectName("samplesButton")
         self.samples_btn.setDefault(True)
         self.samples_btn.setMinimumHeight(36)
@@ -162,7 +163,7 @@ class WelcomePage(QWidget):
             self.samples_btn.setToolTip("The sample corpus is not installed with this copy of sparcdesk")
         else:
             self.samples_btn.setToolTip(str(root))
-        self.folder_btn = QPushButton("Add a &folder…")
+        self.folder_btn = QPushButton("Add a f&older…")  # Alt+F is the File menu
         self.folder_btn.clicked.connect(self.add_folder_requested)
         self.mail_btn = QPushButton("Add a &mail store…")
         self.mail_btn.clicked.connect(self.add_mail_requested)

@@ -369,11 +369,11 @@ class MainWindow(QMainWindow):
         self.act_focus = A("&Find", self.focus_search, ["Ctrl+L", "Ctrl+F"], "Go to the search field")
         self.act_open = A("&Open document", self.open_current, "Ctrl+O", "Open with its usual application")
         self.act_reveal = A(
-            "Show in &folder", self.reveal_current, "Ctrl+Shift+O", "Show the file in its folder"
+            "Show in fo&lder", self.reveal_current, "Ctrl+Shift+O", "Show the file in its folder"
         )
         self.act_next_hit = A("&Next hit", self.preview.next_hit, QKeySequence.StandardKey.FindNext)
         self.act_prev_hit = A(
-            "&Previous hit", self.preview.previous_hit, QKeySequence.StandardKey.FindPrevious
+            "Pre&vious hit", self.preview.previous_hit, QKeySequence.StandardKey.FindPrevious
         )
         self.act_copy = A("&Copy answer sentence", self.copy_sentence, "Ctrl+Shift+C")
         self.act_copy_path = A(
@@ -419,7 +419,7 @@ class MainWindow(QMainWindow):
         self.act_restore.setToolTip(RESTORE_TIP)
         self.act_restore.setEnabled(False)
         self.act_auto_adapt = A(
-            "Adapt &automatically",
+            "Adapt au&tomatically",
             None,
             None,
             f"Adapt the model once {AUTO_ADAPT_MIN_SENTENCES:,} sentences are indexed",

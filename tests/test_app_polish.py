@@ -587,3 +587,26 @@ def test_missing_x11_library_is_named_with_the_apt_command(tmp_path):
     )
     assert run.returncode == 1, run.stderr
     assert "libxcb-sparcprobe.so.0" in run.stderr and "sudo apt-get install libxcb-sparcprobe0" in run.stderr
+
+
+def _mnemonic(text: str) -> str:
+    """The letter after a single '&' (Qt's mnemonic), lower case; '' when none."""
+    found = re.search(r"(?<!&)&([^&\s])", text)
+    return found.group(1).lower() if found else ""
+
+
+def test_no_two_keyboard_mnemonics_clash(open_window, tmp_path):
+    """Issue 36, item 10: Alt+S was both the welcome page's samples button and the Search
+    menu, and the Index menu had two "a"s. Each menu's items, and the menu bar together with
+    the welcome page's buttons, have a letter each."""
+    from PySide6.QtWidgets import QPushButton
+
+    window = open_window(tmp_path / "home")
+    bar = window.menuBar()
+    top = [_mnemonic(a.text()) for a in bar.actions()]
+    buttons = [_mnemonic(b.text()) for b in window.welcome.findChildren(QPushButton) if _mnemonic(b.text())]
+    assert len(set(top + buttons)) == len(top + buttons), (top, buttons)
+    for action in bar.actions():
+        letters = [_mnemonic(a.text()) for a in action.menu().actions() if not a.isSeparator()]
+        letters = [x for x in letters if x]
+        assert len(set(letters)) == len(letters), (action.text(), letters)
