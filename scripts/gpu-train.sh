@@ -4,9 +4,10 @@
 # if it is cut. Three steps, each a subcommand:
 #
 #   here:        bash scripts/gpu-train.sh pack
-#                  -> .gpu/ (ignored by git, carried to the device): the SPLADE-tiny base, the
-#                     training data (gzip) and the wheels the device image lacks or has in
-#                     another version (blingfire; transformers 4.57.6 and tokenizers 0.22.2)
+#                  -> .gpu/ (ignored by git, carried to the device): the SPLADE-tiny base (fp16),
+#                     the training data (gzip) and the wheels the device image has in another
+#                     version (transformers 4.57.6, tokenizers 0.22.2); the whole tree and .gpu
+#                     must stay under the 64 MiB the device takes (the script prints the total)
 #   on the GPU:  bash scripts/gpu-train.sh train [BUDGET_S=480] [OUT=$OUT]
 #                  (device tool: run with carry [".gpu"], timeout_s 600)
 #                  -> probe of PROBE steps, then N steps (N = BUDGET / probe's seconds a step,
@@ -34,15 +35,23 @@ pack)
   grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
   rm -rf .gpu && mkdir -p .gpu/data .gpu/whl
   base=$($PY -c "import cognition, os; print(os.path.join(list(cognition.__path__)[0], 'model'))")
-  cp -r "$base" .gpu/base
+  # the base in fp16 (9 MB instead of 18: the repository and .gpu travel together, 64 MiB at
+  # most); from_pretrained reads it back as fp32
+  mkdir -p .gpu/base
+  cp "$base"/config.json "$base"/tokenizer.json "$base"/tokenizer_config.json .gpu/base/
+  $PY -c "import sys; from safetensors.torch import load_file, save_file; \
+sd = load_file(sys.argv[1]); save_file({k: v.half() for k, v in sd.items()}, sys.argv[2], metadata={'format': 'pt'})" \
+    "$base/model.safetensors" .gpu/base/model.safetensors
   [ -f runs/train-data/examples.jsonl ] || .venv/bin/sparcdesk-train prepare --out runs/train-data
   gzip -c runs/train-data/sentences.jsonl > .gpu/data/sentences.jsonl.gz
   gzip -c runs/train-data/examples.jsonl > .gpu/data/examples.jsonl.gz
   # the device runs Python 3.12 with its own torch; these are what the trainer needs beside it
   $PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    --platform manylinux1_x86_64 -d .gpu/whl blingfire transformers==4.57.6 tokenizers==0.22.2
-  du -sh .gpu
+    --platform manylinux1_x86_64 -d .gpu/whl transformers==4.57.6 tokenizers==0.22.2
+  tree=$(git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1)
+  carried=$(du -sb .gpu | cut -f1)
+  echo "tracked tree $((tree >> 20)) MiB + .gpu $((carried >> 20)) MiB = $(((tree + carried) >> 20)) MiB (at most 64)"
   ;;
 train)
   budget=${1:-480}

@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import blingfire
-
 from engine.common.lang import words
 from engine.ingest.documents import LINE_KINDS
 
@@ -39,6 +37,8 @@ def split_sentences(text: str, offset: int = 0) -> list[Span]:
     "z. B. mit"), the two pieces are one sentence."""
     if not text.strip():
         return []
+    import blingfire  # here, not at import: the trainer on a lent GPU imports this module without it
+
     _, offsets = blingfire.text_to_sentences_and_offsets(text)
     spans: list[Span] = []
     for start, end in offsets:
