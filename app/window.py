@@ -53,6 +53,8 @@ ADAPT_TIP = "Tune the model to the words of your own documents, on this computer
 RESTORE_TIP = "Go back to the model and index used before the last adaptation"
 #: Masked-LM steps of "Adapt to my documents" (SPARC.md §3 default); tests lower it.
 ADAPT_STEPS = 500
+#: The status line for a question asked before anything is indexed (the welcome page stays).
+NOTHING_INDEXED = "Nothing is indexed yet: add a folder or a mail store, or try the sample documents"
 #: With Index ▸ Adapt automatically on, the window adapts once this many sentences are indexed.
 AUTO_ADAPT_MIN_SENTENCES = 5000
 #: Off by default: with the shipped model, adaptation lowers the out-of-domain mean, and the
@@ -763,13 +765,24 @@ class MainWindow(QMainWindow):
         mode = "hybrid" if result.hybrid else "neural"
         where = self.filters.describe() if self.current_filters() is not None else ""
         where = f" ({where})" if where else ""
+        if not answers and not self.sources and not self.backend.indexing:
+            # nothing to search yet: the welcome page (samples, add a folder) stays on screen
+            self.preview.clear()
+            self.stack.setCurrentWidget(self.welcome)
+            self.statusBar().showMessage(NOTHING_INDEXED)
+            return
+        if not answers and self.backend.indexing and not result.absent:
+            self.preview.clear()
+            self.show_message(
+                "Still indexing", "Answers will appear here as your files are indexed; the question is asked again."
+            )
+            self.statusBar().showMessage("Still indexing · results will appear")
+            return
         if not answers:
             self.preview.clear()
             hint = "Try other words"
             if where:
                 hint += ", or loosen the filters"
-            if self.backend.indexing:
-                hint += "; indexing is still running"
             relaxed = relaxed_notice(result.relaxed, found=False)
             absent = absent_notice(result.absent, found=False)
             if absent and not relaxed:
@@ -826,6 +839,10 @@ class MainWindow(QMainWindow):
                     bar.setValue(bar.value() + view.visualRect(self.model.index(row, 0)).top() - old_top)
             else:
                 bar.setValue(scroll)
+            if scroll == 0:
+                # the user had not scrolled: the top of the list, where a new best answer
+                # lands, stays in sight even if the selected one moves below it (issue 36)
+                bar.setValue(0)
         finally:
             self._restoring = False
         self._show_notice(result)

@@ -610,3 +610,15 @@ def test_no_two_keyboard_mnemonics_clash(open_window, tmp_path):
         letters = [_mnemonic(a.text()) for a in action.menu().actions() if not a.isSeparator()]
         letters = [x for x in letters if x]
         assert len(set(letters)) == len(letters), (action.text(), letters)
+
+
+def test_a_question_before_anything_is_indexed_keeps_the_welcome_page(open_window, qtbot, tmp_path):
+    """Issue 36, item 2: asking before adding anything showed "No answers found · Try other
+    words" and the welcome page, with its samples button, was gone until a restart."""
+    window = open_window(tmp_path / "home")
+    assert window.stack.currentWidget() is window.welcome
+    type_question(qtbot, window, "where do owls hunt?")
+    qtbot.waitUntil(lambda: not window._searching, timeout=WAIT_MS)
+    assert window.stack.currentWidget() is window.welcome
+    assert window.welcome.samples_btn.isVisible()
+    assert window.statusBar().currentMessage().startswith("Nothing is indexed yet")
