@@ -284,13 +284,16 @@ class SourcesDialog(QDialog):
             for c, item in enumerate(items):
                 self.errors_table.setItem(r, c, item)
         where = f" in {src.path}" if src is not None else ""
-        skipped = sum(1 for e in errors if getattr(e, "skipped", False))
-        failed = len(errors) - skipped
+        # the engine's one definition (FileError.kind), as the status bar and `sparcdesk status`
+        kinds = [getattr(e, "kind", "skipped" if getattr(e, "skipped", False) else "unreadable") for e in errors]
+        failed, skipped, noted = (kinds.count(k) for k in ("unreadable", "skipped", "note"))
         parts = []
         if failed:
             parts.append(f"{format_count(failed)} could not be read")
         if skipped:
             parts.append(f"{format_count(skipped)} skipped (format not read; found by their name)")
+        if noted:
+            parts.append(f"{format_count(noted)} read with a note")
         self.errors_label.setText(
             f"Files{where}: {', '.join(parts)}" if parts else f"No files failed or were skipped{where}."
         )

@@ -241,6 +241,7 @@ def test_a_file_not_read_is_listed_as_skipped_and_found_by_name(office_home) -> 
         assert "save it as .docx" in reasons[roadmap].reason
         broken = reasons[str(docs / "scan-of-contract.pdf")]
         assert not broken.skipped and broken.reason.startswith("corrupt PDF")
+        assert (broken.kind, reasons[roadmap].kind) == ("unreadable", "skipped")
         census(e)  # the catalog knows every sentence the index holds, name lines included
         assert_complete(e, [docs / "harbour-costs.xlsx", docs / "lighthouse-deck.pptx", docs / "minutes.txt"])
 
@@ -248,7 +249,7 @@ def test_a_file_not_read_is_listed_as_skipped_and_found_by_name(office_home) -> 
     with contextlib.redirect_stdout(out):
         assert cli_main(["status", "--home", str(home)]) == 0
     text = out.getvalue()
-    skipped, problems = text.split("skipped (1):")[1].split("problems (1):")
+    problems, skipped = text.split("could not be read (1):")[1].split("skipped (1):")
     assert roadmap in skipped and "save it as .docx to search its text" in skipped
     assert "scan-of-contract.pdf" in problems and "corrupt PDF" in problems
 

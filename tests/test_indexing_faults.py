@@ -237,3 +237,26 @@ def test_an_mbox_is_opened_read_only_and_left_unchanged(tmp_path: Path) -> None:
     home = tmp_path / "home"
     assert _cli(home, "index", str(mbox), "-q", "--threads", "1").returncode == 0
     assert (mbox.stat().st_mtime_ns, mbox.read_bytes()) == before
+
+
+def test_every_view_counts_problem_files_the_same_way(tmp_path: Path) -> None:
+    """Issue 36, item 9: the status bar said "2 unreadable", the Sources dialog "3 could not
+    be read, 1 skipped", `sparcdesk status` "2 errors" then "problems (3)". One definition
+    (FileError.kind) now: could not be read, skipped, or read with a note."""
+    src = tmp_path / "src"
+    write(src / "owls.txt", "Owls hunt at night over the fields.")
+    (src / "blob.txt").write_bytes(b"bad\x00\x00binary")  # could not be read
+    (src / "old.doc").write_bytes(b"\xd0\xcf\x11\xe0" + b"\x00" * 600)  # a format not read: skipped
+    (src / "latin.txt").write_bytes(b"caf\xe9 au lait.")  # read, with a note (decoded as cp1252)
+    os.mkfifo(src / "fifo")
+    os.symlink("fifo", src / "fifo.txt")  # skipped
+    home = tmp_path / "home"
+    assert _cli(home, "index", str(src), "-q", "--threads", "1").returncode == 0
+    st = json.loads(_cli(home, "status", "--json").stdout)
+    kinds = sorted((Path(e["path"]).name, e["kind"]) for e in st["errors"])
+    assert kinds == [("blob.txt", "unreadable"), ("fifo.txt", "skipped"), ("latin.txt", "note"), ("old.doc", "skipped")]
+    assert st["files_error"] == 1 and st["files_skipped"] == 2
+    assert [s["errors"] for s in st["sources"]] == [1]
+    text = _cli(home, "status").stdout
+    assert "1 could not be read" in text and "could not be read (1)" in text
+    assert "skipped (2)" in text and "read, with a note (1)" in text

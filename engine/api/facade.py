@@ -90,14 +90,18 @@ class SourceInfo:
 
 @dataclass
 class FileError:
-    """A file (or a message or attachment inside one) that could not be indexed, or was
-    indexed only in part, with the reason and when it was seen. ``skipped``: not a failure
-    but a format that is not read (the file is found by its name only)."""
+    """A file (or a message or attachment inside one) with something to say, the reason and
+    when it was seen. ``kind``, the one definition every view counts by: ``unreadable`` (it
+    could not be read: status error, found by its name at most), ``skipped`` (a format that is
+    not read, or a link to a special file: not a failure) or ``note`` (read and indexed, with
+    a remark: a fallback encoding, parts that failed, a line cut short). ``skipped`` is
+    ``kind == "skipped"``, kept for the JSON's readers."""
 
     path: str
     reason: str
     when: str
     skipped: bool = False
+    kind: str = "unreadable"
 
 
 @dataclass
@@ -342,7 +346,13 @@ class Engine:
     def _info(self, s: Source, counts: dict[str, int] | None = None) -> SourceInfo:
         c = counts if counts is not None else self._cat().counts(s.id)
         return SourceInfo(
-            s.path, s.kind, c["files"], c["sentences"], c["error"], s.last_indexed, list(s.exclude)
+            s.path,
+            s.kind,
+            c["files"],
+            c["sentences"],
+            self._cat().count_unreadable(SKIPPED_PREFIX, s.id),
+            s.last_indexed,
+            list(s.exclude),
         )
 
     # ---- sources
@@ -1011,7 +1021,11 @@ class Engine:
     def errors(self) -> list[FileError]:
         """Files that failed, and files indexed with a problem (parts that failed, nothing
         to index), with the reason."""
-        return [FileError(p, r, w, r.startswith(SKIPPED_PREFIX)) for p, r, w in self._cat().file_errors()]
+        out = []
+        for p, r, w, st in self._cat().file_errors():
+            kind = "skipped" if r.startswith(SKIPPED_PREFIX) else "unreadable" if st == "error" else "note"
+            out.append(FileError(p, r, w, kind == "skipped", kind))
+        return out
 
     def status(self) -> dict:
         """A JSON-able summary: home, model, generation, counts, sources, errors."""
@@ -1063,7 +1077,8 @@ class Engine:
             },
             "files": counts["files"],
             "files_ok": counts["ok"],
-            "files_error": counts["error"],
+            # one definition everywhere (FileError.kind): could not be read / skipped / a note
+            "files_error": cat.count_unreadable(SKIPPED_PREFIX),
             # formats that are not read (found by their name; listed in errors as skipped)
             "files_skipped": cat.count_errors_starting(SKIPPED_PREFIX),
             "files_pending": counts["pending"],

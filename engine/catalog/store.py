@@ -775,14 +775,21 @@ class Catalog:
             self._conn.execute("UPDATE files SET source_id = ? WHERE source_id = ?", [into, inner])
             self._conn.execute("DELETE FROM sources WHERE id = ?", [inner])
 
-    def file_errors(self) -> list[tuple[str, str, str]]:
-        """``(path, last_error, indexed_at)`` of every file with a problem, by path."""
+    def file_errors(self) -> list[tuple[str, str, str, str]]:
+        """``(path, last_error, indexed_at, status)`` of every file with a reason, by path."""
         return [
-            (p, e, w or "")
-            for p, e, w in self._conn.execute(
-                "SELECT path, last_error, indexed_at FROM files WHERE last_error IS NOT NULL ORDER BY path"
+            (p, e, w or "", st)
+            for p, e, w, st in self._conn.execute(
+                "SELECT path, last_error, indexed_at, status FROM files WHERE last_error IS NOT NULL ORDER BY path"
             ).fetchall()
         ]
+
+    def count_unreadable(self, skipped_prefix: str, source_id: int | None = None) -> int:
+        """Files that could not be read: status ``error``, not a format skipped on purpose
+        (``skipped_prefix``; a link to a FIFO is recorded as an error row that is skipped)."""
+        where, args = self._where(source_id, "error")
+        sql = f"SELECT COUNT(*) FROM files WHERE {where} AND COALESCE(last_error, '') NOT LIKE ?"
+        return int(self._conn.execute(sql, [*args, skipped_prefix + "%"]).fetchone()[0])
 
     def count_errors_starting(self, prefix: str) -> int:
         """How many files have a ``last_error`` that starts with ``prefix``."""

@@ -311,18 +311,20 @@ def cmd_status(args) -> int:
         for s in st["sources"]:
             print(
                 f"source:    {s['path']} [{s['kind']}]: {s['files']} files, {s['sentences']} sentences, "
-                f"{s['errors']} errors, last indexed {s['last_indexed'] or 'never'}"
+                f"{s['errors']} could not be read, last indexed {s['last_indexed'] or 'never'}"
             )
-        skipped = [e for e in st["errors"] if e.get("skipped")]
-        problems = [e for e in st["errors"] if not e.get("skipped")]
-        if skipped:
-            print(f"skipped ({len(skipped)}): formats that are not read; each is found by its name")
-            for e in skipped:
-                print(f"  {e['path']}\n      {e['reason']}")
-        if problems:
-            print(f"problems ({len(problems)}):")
-            for e in problems:
-                print(f"  {e['path']}\n      {e['reason']}")
+        # the same three kinds, counted the same way, as the window's (FileError.kind)
+        groups = (
+            ("unreadable", "could not be read ({n}): found by their name at most"),
+            ("skipped", "skipped ({n}): formats that are not read, or links to special files"),
+            ("note", "read, with a note ({n})"),
+        )
+        for kind, head in groups:
+            listed = [e for e in st["errors"] if e.get("kind", "unreadable") == kind]
+            if listed:
+                print(head.format(n=len(listed)))
+                for e in listed:
+                    print(f"  {e['path']}\n      {e['reason']}")
         return 0
     finally:
         engine.close()
