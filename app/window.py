@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QPushButton,
     QSplitter,
     QStackedWidget,
     QStyle,
@@ -196,6 +197,7 @@ class MainWindow(QMainWindow):
         self._restoring = False  # the results are being replaced by a live refresh
         self._searching = False
         self._sources_known = False
+        self._more_row: int | None = None
         self._index_started_at = 0.0
         self._sources_dialog: SourcesDialog | None = None
         self.setWindowTitle("sparcdesk")
@@ -331,6 +333,14 @@ class MainWindow(QMainWindow):
         self.watch_label = QLabel()
         self.watch_label.setObjectName("watchLabel")
         sb = self.statusBar()
+        # results stopped at the number asked for: one click asks for more of the same search
+        self.more_btn = QPushButton("More results")
+        self.more_btn.setObjectName("moreResults")
+        self.more_btn.setFlat(True)
+        self.more_btn.setToolTip("Show the next results of this search (Ctrl+M)")
+        self.more_btn.clicked.connect(self.show_more)
+        self.more_btn.hide()
+        sb.addPermanentWidget(self.more_btn)
         sb.addPermanentWidget(self.indicator)
         sb.addPermanentWidget(self.summary)
         sb.addPermanentWidget(self.watch_label)
@@ -381,6 +391,10 @@ class MainWindow(QMainWindow):
         self.act_copy_path = A(
             "Copy &path", self.copy_current_path, "Ctrl+Alt+C", "Copy the document's full path to the clipboard"
         )
+        self.act_more = A(
+            "Show &more results", self.show_more, "Ctrl+M", "The next results of the same search (issue 36)"
+        )
+        self.act_more.setEnabled(False)
         self.act_back = A("Back to search", self.focus_search, "Esc")
         self.act_back.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.results.addAction(self.act_back)
@@ -451,7 +465,7 @@ class MainWindow(QMainWindow):
         m = mb.addMenu("&Search")
         m.addActions([self.act_focus, self.act_open, self.act_reveal, self.act_copy, self.act_copy_path])
         m.addSeparator()
-        m.addActions([self.act_next_hit, self.act_prev_hit])
+        m.addActions([self.act_next_hit, self.act_prev_hit, self.act_more])
         m.addSeparator()
         m.addActions([self.act_hybrid, self.act_idf])
         m = mb.addMenu("&View")
@@ -746,6 +760,17 @@ class MainWindow(QMainWindow):
         }
         self.backend.ask(**self._asked)
 
+    def show_more(self) -> None:
+        """Ask the same search again for ``top`` more documents; the selection stays where it
+        is, and the list grows below it."""
+        if self._asked is None or self._searching or not self.backend.is_ready:
+            return
+        self._more_row = max(0, self.results.currentIndex().row())
+        self._asked = {**self._asked, "top": self.model.rowCount() + self.top}
+        self._searching = True
+        self.statusBar().showMessage("Searching for more…")
+        self.backend.ask(**self._asked)
+
     def _remember(self, question: str) -> None:
         items = [q for q in self.history.stringList() if q != question]
         self.history.setStringList([question, *items][:HISTORY_SIZE])
@@ -793,8 +818,15 @@ class MainWindow(QMainWindow):
             return
         self.stack.setCurrentWidget(self.results)
         self._show_notice(result)
-        self.results.setCurrentIndex(self.model.index(0, 0))
-        self.results.scrollToTop()
+        more_row, self._more_row = self._more_row, None
+        if more_row is not None:  # "More results": the list grew below the selection
+            self.results.setCurrentIndex(self.model.index(min(more_row, len(answers) - 1), 0))
+        else:
+            self.results.setCurrentIndex(self.model.index(0, 0))
+            self.results.scrollToTop()
+        full = self._asked is not None and len(answers) >= int(self._asked.get("top", self.top))
+        self.more_btn.setVisible(full)
+        self.act_more.setEnabled(full)
         n = len(answers)
         found = f"{n} document{'s' if n != 1 else ''}" if result.answered else f"No answer · {n} closest matches"
         self.statusBar().showMessage(f"{found}{where} · {result.seconds * 1000:.0f} ms · {mode}")

@@ -622,3 +622,20 @@ def test_a_question_before_anything_is_indexed_keeps_the_welcome_page(open_windo
     assert window.stack.currentWidget() is window.welcome
     assert window.welcome.samples_btn.isVisible()
     assert window.statusBar().currentMessage().startswith("Nothing is indexed yet")
+
+
+def test_more_results_of_the_same_search(open_window, qtbot, sample_home):
+    """Issue 36, item 7: results stopped at 20 with no way to see more. When the list holds
+    as many as asked, "More results" (Ctrl+M) asks again for more; the selection stays."""
+    window = open_window(sample_home.home)
+    window.top = 3
+    first = type_question(qtbot, window, "the")
+    assert len(first.answers) == 3
+    assert window.more_btn.isVisible() and window.act_more.isEnabled()
+    window.results.setCurrentIndex(window.model.index(1, 0))
+    with qtbot.waitSignal(window.backend.answers_ready, timeout=WAIT_MS) as blocker:
+        window.more_btn.click()
+    more = blocker.args[0]
+    assert len(more.answers) == 6 and window.model.rowCount() == 6
+    assert [a.doc_key for a in more.answers[:3]] == [a.doc_key for a in first.answers]
+    assert window.results.currentIndex().row() == 1
