@@ -263,11 +263,16 @@ def test_index_path_mrr_close_to_the_float_scorer(squad_small):
         (ev.HybridRetriever(sparc, bm25), index_r.with_hybrid()),
         (ev.HybridRetriever(sparc.with_idf(), bm25), index_r.with_idf().with_hybrid()),
     ]
+    # Quantisation reorders near-ties: on these ~80 questions one gold sentence moving from
+    # rank 1 to 2 moves MRR by 50/n points. The bound allows two such swings (100/n, 1.25
+    # here); the fixed 0.5 it replaced was under one swing and failed on a fresh install
+    # (0.63, the same code: package builds round differently), see issue 40.
+    tol = max(0.5, 100 / len(data.questions))
     for float_r, idx_r in pairs:
         assert idx_r.name == float_r.name
         f = ev.measure(float_r, data.questions, data.relevants, latency_sample=0)
         i = ev.measure(idx_r, data.questions, data.relevants, latency_sample=0)
-        assert abs(f["mrr@1000"] - i["mrr@1000"]) < 0.5, (idx_r.name, f["mrr@1000"], i["mrr@1000"])
+        assert abs(f["mrr@1000"] - i["mrr@1000"]) < tol, (idx_r.name, f["mrr@1000"], i["mrr@1000"], tol)
 
 
 def test_app_bm25_is_the_index_bm25():
