@@ -644,7 +644,7 @@ def test_window_says_when_nothing_answers_and_keeps_the_closest_matches(qtbot, o
     """The engine's no-answer decision is shown above the closest matches (the same decision
     as ``sparcdesk ask --json``'s ``answered``), and goes away with a question that is answered."""
     window = open_window(sample_home.home, hybrid=None, idf=None)
-    result = type_question(qtbot, window, "xyzzyq")
+    result = type_question(qtbot, window, "Who painted the ceiling of the kitchen?")
     assert not result.answered and result.answers
     assert window.no_answer.isVisible() and "Nothing in your files answers" in window.no_answer.text()
     assert window.stack.currentWidget() is window.results and window.model.rowCount() > 0

@@ -921,7 +921,8 @@ def ask(
         return Answers(relaxed=box.relaxed)
     question, filters, f, relaxed = box.text, box.filters, box.index_filters, box.relaxed
     content = content_words(question).split()
-    absent = index.absent_words(content) if content else []
+    # (an empty index holds no word: "nothing indexed yet" is the caller's to say)
+    absent = index.absent_words(content) if content and index.num_sentences > 0 else []
     if content and len(absent) == len(content):
         return Answers(relaxed=relaxed, absent=absent)  # nothing holds any of its words
     ranking = ranking_text(question)
