@@ -1378,11 +1378,22 @@ def main(argv: Sequence[str] | None = None) -> dict:
         action="store_true",
         help="do not also ask each answerable question typed as keywords (bench.product.keyword_form)",
     )
+    ap.add_argument(
+        "--render",
+        type=Path,
+        help="write --doc from a saved run (bench/results/product-<stamp>.json and its questions) instead of running",
+    )
     args = ap.parse_args(argv)
     args.argv = list(argv if argv is not None else sys.argv[1:])
-    if not (DATA / "README.md").is_file():
-        raise SystemExit(f"shared data not found at {DATA} (see ../shared/data/README.md)")
-    out = run(args)
+    if args.render is not None:
+        out = json.loads(args.render.read_text(encoding="utf-8"))
+        from bench import read_rows
+
+        out["rows"] = [json.loads(x) for x in read_rows(args.render.parent / out["questions_file"]) if x.strip()]
+    else:
+        if not (DATA / "README.md").is_file():
+            raise SystemExit(f"shared data not found at {DATA} (see ../shared/data/README.md)")
+        out = run(args)
     print()
     print(table(out))
     kt = kind_table(out)
