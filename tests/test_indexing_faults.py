@@ -260,3 +260,33 @@ def test_every_view_counts_problem_files_the_same_way(tmp_path: Path) -> None:
     text = _cli(home, "status").stdout
     assert "1 could not be read" in text and "could not be read (1)" in text
     assert "skipped (2)" in text and "read, with a note (1)" in text
+
+
+def test_a_repeated_context_free_sentence_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The campaign's mbox of 10,000 empty messages is 10,000 copies of one header line: the
+    encoder runs its graph for it once (VectorCache); a sentence with context is not cached."""
+    enc = SparseEncoder(threads=1)
+    calls: list[int] = []
+    real = enc._run
+
+    def counting(sentences, contexts):  # type: ignore[no-untyped-def]
+        calls.append(len(sentences))
+        return real(sentences, contexts)
+
+    monkeypatch.setattr(enc, "_run", counting)
+    lines = ["From: x@y"] * 50 + ["To: ann@x.org"]
+    vectors = enc.encode(lines, [""] * len(lines))
+    assert sum(calls) == 2 and all(v is vectors[0] for v in vectors[:50])
+    calls.clear()
+    again = enc.encode(["From: x@y", "Owls hunt at night."], ["", "Owls hunt at night."])
+    assert sum(calls) == 1 and again[0] is vectors[0]  # the header line from the cache
+
+
+def test_the_vector_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPARCDESK_VECTOR_CACHE_MB", "0")
+    enc = SparseEncoder(threads=1)
+    calls: list[int] = []
+    real = enc._run
+    monkeypatch.setattr(enc, "_run", lambda s, c: calls.append(len(s)) or real(s, c))
+    enc.encode(["From: x@y"] * 8, [""] * 8)
+    assert sum(calls) == 8  # every sentence encoded, as before the cache

@@ -82,7 +82,12 @@ class VectorCache:
     depends on the text alone, so it is encoded once. Bounded by the bytes of the vectors
     held (least recently used out first); thread-safe."""
 
-    def __init__(self, max_bytes: int = 32 << 20) -> None:
+    def __init__(self, max_bytes: int | None = None) -> None:
+        # SPARCDESK_VECTOR_CACHE_MB=0 turns it off (a diagnostic: the int8 graphs quantise
+        # their activations per batch, so a sentence's vector depends a little on which
+        # sentences share its batch, and the cache changes the batches)
+        if max_bytes is None:
+            max_bytes = int(float(os.environ.get("SPARCDESK_VECTOR_CACHE_MB", "32")) * (1 << 20))
         self.max_bytes = max_bytes
         self._items: OrderedDict[str, SparseVector] = OrderedDict()
         self._bytes = 0
@@ -93,6 +98,8 @@ class VectorCache:
         return len(text) + v.ids.nbytes + v.weights.nbytes + 64
 
     def get(self, text: str) -> SparseVector | None:
+        if self.max_bytes <= 0:
+            return None
         with self._lock:
             v = self._items.get(text)
             if v is not None:
@@ -100,6 +107,8 @@ class VectorCache:
             return v
 
     def put(self, text: str, v: SparseVector) -> None:
+        if self.max_bytes <= 0:
+            return
         with self._lock:
             if text in self._items:
                 return
@@ -183,6 +192,11 @@ class SparseEncoder:
                 passages[-1].append(s)
             return [v for p in self.encode_passages(passages) for v in p]
         result: list[SparseVector | None] = [None] * len(sentences)
+        if self._cache.max_bytes <= 0:  # every sentence encoded, in the batches it falls in
+            for idx, vecs in self.iter_batches(sentences, contexts, batch_size):
+                for i, v in zip(idx, vecs, strict=True):
+                    result[i] = v
+            return result  # type: ignore[return-value]
         todo: dict[tuple[str, str], list[int]] = {}
         for i, (s, c) in enumerate(zip(sentences, contexts, strict=True)):
             hit = self._cache.get(s) if not c else None
