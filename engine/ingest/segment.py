@@ -109,6 +109,24 @@ def _line_sentences(text: str, offset: int) -> list[Span]:
     return out
 
 
+def _windows(sentences: list[Span], max_chars: int = MAX_PASSAGE_CHARS) -> list[list[Span]]:
+    """``sentences`` in windows of whole sentences of at most ``max_chars`` (one longer than
+    that alone): a long paragraph's passages, and the pieces of an over-long line, so that no
+    sentence's context grows with the length of what it was cut from."""
+    out: list[list[Span]] = []
+    window: list[Span] = []
+    size = 0
+    for s in sentences:
+        if window and size + len(s.text) > max_chars:
+            out.append(window)
+            window, size = [], 0
+        window.append(s)
+        size += len(s.text) + 1
+    if window:
+        out.append(window)
+    return out
+
+
 def split_passages(text: str, max_chars: int = MAX_PASSAGE_CHARS, lines: bool = False) -> list[list[Span]]:
     """Passages of ``text``, each a list of sentence spans (offsets into ``text``).
 
@@ -122,16 +140,7 @@ def split_passages(text: str, max_chars: int = MAX_PASSAGE_CHARS, lines: bool = 
             sentences = _line_sentences(para.text, para.start)
         else:
             sentences = split_sentences(para.text, offset=para.start)
-        window: list[Span] = []
-        size = 0
-        for sent in sentences:
-            if window and size + len(sent.text) > max_chars:
-                passages.append(window)
-                window, size = [], 0
-            window.append(sent)
-            size += len(sent.text) + 1
-        if window:
-            passages.append(window)
+        passages.extend(_windows(sentences, max_chars))
     return passages
 
 
@@ -168,23 +177,6 @@ def _cut_long(span: Span, limit: int = MAX_SENTENCE_CHARS, pieces: int = MAX_PIE
     return out
 
 
-def _rewindow(passage: list[Span], max_chars: int = MAX_PASSAGE_CHARS) -> list[list[Span]]:
-    """``passage`` cut into windows of at most ``max_chars`` (a piece longer than that alone),
-    so that no sentence's context grows with the length of the line it was cut from."""
-    out: list[list[Span]] = []
-    window: list[Span] = []
-    size = 0
-    for s in passage:
-        if window and size + len(s.text) > max_chars:
-            out.append(window)
-            window, size = [], 0
-        window.append(s)
-        size += len(s.text) + 1
-    if window:
-        out.append(window)
-    return out
-
-
 def passages_of(text: str, kind: str, notes: list[str] | None = None) -> list[list[Span]]:
     """A document's passages and sentences as the indexer cuts them (lines of spreadsheets
     and slides are sentences of their own; a very long one is cut into pieces, see
@@ -202,7 +194,7 @@ def passages_of(text: str, kind: str, notes: list[str] | None = None) -> list[li
             if len(s.text) > MAX_SENTENCE_CHARS and pieces:
                 dropped += max(0, s.end - pieces[-1].end)
             cut.extend(pieces)
-        out.extend(_rewindow(cut))
+        out.extend(_windows(cut))
     if dropped and notes is not None:
         notes.append(
             f"a line of over {MAX_PIECES * MAX_SENTENCE_CHARS:,} characters without a sentence end: "
