@@ -16,6 +16,7 @@ from test_pipeline import write
 from test_robustness import _env
 
 import engine.catalog.store
+from bench.faults import NO_SPACE_CHECK
 from engine.api.facade import Engine
 from engine.catalog.store import Catalog
 
@@ -208,15 +209,9 @@ def _two_corpora(tmp_path: Path) -> tuple[Path, Path]:
 
 
 # Indexing whose free-space check before each commit is switched off, so the disk fills in
-# the middle of a commit (SQLite, tantivy or the column store fails half-way).
-NO_CHECK = (
-    "import sys\n"
-    "from engine.home import diskspace\n"
-    "diskspace.commit_estimate = lambda *a: 0\n"
-    "diskspace.MIN_FREE_BYTES = 0\n"
-    "from engine.cli.main import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
-)
+# the middle of a commit (SQLite, tantivy or the column store fails half-way); the same
+# program the campaign's `bench.faults disk --during` runs.
+NO_CHECK = NO_SPACE_CHECK
 
 
 @pytest.mark.parametrize("check", ["before", "during"])

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from test_faults import _cli
 from test_pipeline import census, kill_at_step, write
-from test_robustness import _env
 
 from engine.api.facade import REMOVE_INDEXED, REMOVE_JOURNALED, Engine
 from engine.catalog.store import Catalog
@@ -28,19 +26,6 @@ from engine.ingest.documents import Document
 from engine.ingest.mail import ReadOnlyMbox, iter_mailbox
 from engine.ingest.segment import MAX_PIECES, MAX_SENTENCE_CHARS
 from engine.model.encoder import SparseEncoder
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _cli(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engine.cli.main", *args],
-        env=_env(home),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def _errors(home: Path) -> dict[str, str]:
@@ -152,10 +137,9 @@ def test_a_document_that_fails_to_encode_is_left_out_and_the_rest_indexed(
 # --------------------------------------------------------------------------- remove, killed
 
 
-@pytest.mark.parametrize("step", [REMOVE_JOURNALED, REMOVE_INDEXED])
-def test_remove_killed_at_each_step_is_finished_by_the_next_open(tmp_path: Path, step: str) -> None:
-    """Before: a kill between the index commit and the catalog commit left a source whose
-    documents were gone from the index while status still counted them (534 against 486)."""
+def _remove_killed_at(tmp_path: Path, step: str) -> tuple[Path, Path, Path]:
+    """Two sources indexed, then a real ``sparcdesk remove`` of the second killed at ``step``:
+    the source kept, the source removed, the data folder."""
     keep, gone = tmp_path / "keep", tmp_path / "gone"
     write(keep / "owls.txt", "Owls hunt at night over the fields.")
     write(gone / "bats.txt", "Bats sleep upside down in caves.")
@@ -163,6 +147,14 @@ def test_remove_killed_at_each_step_is_finished_by_the_next_open(tmp_path: Path,
     home = tmp_path / "home"
     assert _cli(home, "index", str(keep), str(gone), "-q", "--threads", "1").returncode == 0
     kill_at_step(["-m", "engine.cli.main", "remove", str(gone)], step, {"SPARCDESK_HOME": str(home)})
+    return keep, gone, home
+
+
+@pytest.mark.parametrize("step", [REMOVE_JOURNALED, REMOVE_INDEXED])
+def test_remove_killed_at_each_step_is_finished_by_the_next_open(tmp_path: Path, step: str) -> None:
+    """Before: a kill between the index commit and the catalog commit left a source whose
+    documents were gone from the index while status still counted them (534 against 486)."""
+    keep, gone, home = _remove_killed_at(tmp_path, step)
     r = _cli(home, "index", "-q", "--threads", "1")
     assert r.returncode == 0, r.stderr
     with Engine(home=home, threads=1) as e:
@@ -175,12 +167,7 @@ def test_remove_killed_at_each_step_is_finished_by_the_next_open(tmp_path: Path,
 
 
 def test_remove_killed_is_finished_by_opening_alone(tmp_path: Path) -> None:
-    keep, gone = tmp_path / "keep", tmp_path / "gone"
-    write(keep / "owls.txt", "Owls hunt at night over the fields.")
-    write(gone / "bats.txt", "Bats sleep upside down in caves.")
-    home = tmp_path / "home"
-    assert _cli(home, "index", str(keep), str(gone), "-q", "--threads", "1").returncode == 0
-    kill_at_step(["-m", "engine.cli.main", "remove", str(gone)], REMOVE_JOURNALED, {"SPARCDESK_HOME": str(home)})
+    keep, gone, home = _remove_killed_at(tmp_path, REMOVE_JOURNALED)
     with Engine(home=home, threads=1) as e:
         census(e)
         assert not any(a.path.startswith(str(gone)) for a in e.ask("where do bats sleep?"))
