@@ -237,18 +237,13 @@ MAX_CONTEXT_CHARS = 4000
 
 
 def _context(passage: list[Span], i: int) -> str:
-    """The other sentences of sentence ``i``'s passage, joined by spaces, at most
-    ``MAX_CONTEXT_CHARS`` (its neighbours first: those after it, then those before)."""
-    parts: list[str] = []
-    size = 0
-    for j in [*range(i + 1, len(passage)), *range(i - 1, -1, -1)]:
-        if size >= MAX_CONTEXT_CHARS:
-            break
-        parts.append(passage[j].text)
-        size += len(passage[j].text) + 1
-    if size <= MAX_CONTEXT_CHARS:
-        return " ".join(s.text for j, s in enumerate(passage) if j != i)
-    return " ".join(parts)[:MAX_CONTEXT_CHARS]
+    """The other sentences of sentence ``i``'s passage, joined by spaces; past
+    ``MAX_CONTEXT_CHARS``, its neighbours first (those after it, then those before), cut there."""
+    others = [s.text for j, s in enumerate(passage) if j != i]
+    if sum(len(t) + 1 for t in others) <= MAX_CONTEXT_CHARS:
+        return " ".join(others)
+    near = (passage[j].text for j in (*range(i + 1, len(passage)), *range(i - 1, -1, -1)))
+    return " ".join(near)[:MAX_CONTEXT_CHARS]
 
 
 def _quoted_at(doc: Document) -> int:

@@ -71,11 +71,12 @@ class Document:
         # UTF-16 text) made the tokenizer raise TypeError for the whole batch, and no value
         # is None whatever an extractor found. ``key`` and ``path`` name the file on disk
         # and stay as they are.
-        before = (self.title, self.text, tuple(self.fields.values()))
-        self.title = valid_text(self.title)
-        self.text = valid_text(self.text)
-        self.fields = {str(k): valid_text(v) for k, v in self.fields.items()}
-        if any(v != w for v, w in _pairs(before, self) if isinstance(v, str)):
+        title, text, fields = self.title, self.text, self.fields
+        self.title = valid_text(title)
+        self.text = valid_text(text)
+        self.fields = {str(k): valid_text(v) for k, v in fields.items()}
+        olds = [(title, self.title), (text, self.text), *((v, self.fields[str(k)]) for k, v in fields.items())]
+        if any(isinstance(old, str) and old != new for old, new in olds):  # None -> "" is no note
             add_note(self.fields, REPLACED_NOTE)
 
 
@@ -89,11 +90,6 @@ def add_note(fields: dict[str, str], note: str) -> None:
     old = fields.get("note", "")
     if note not in old:
         fields["note"] = f"{old}; {note}" if old else note
-
-
-def _pairs(before: tuple, doc: Document) -> list[tuple[object, str]]:
-    title, text, values = before
-    return [(title, doc.title), (text, doc.text), *zip(values, doc.fields.values(), strict=False)]
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
