@@ -197,10 +197,16 @@ class ExportWrapper(nn.Module):
         sentence_mask: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         states, emb = self._states(input_ids, attention_mask, token_type_ids)
-        states = states[:, : sentence_mask.shape[1]]
+        # The positions outside the sentence mask are zeroed *before* the projection and the
+        # rectifier comes *after* the max: a zeroed position's logits are exactly 0, which
+        # cannot change relu(max), so the vector is the trained relu-then-masked-max one; but
+        # the [batch, positions, vocabulary] tensor is now passed over once (the max) instead of
+        # four times (rescale, relu, mask, max): 1.4x the graph's speed on ONNX Runtime
+        # (docs/training.md, "Pooling before the rectifier").
+        states = states[:, : sentence_mask.shape[1]] * sentence_mask.unsqueeze(-1).to(states.dtype)
         b, s, d = states.shape
-        logits = torch.relu(F.linear(states.reshape(b * s, d), emb)).reshape(b, s, -1)
-        pooled = (logits * sentence_mask.unsqueeze(-1).to(logits.dtype)).amax(dim=1)
+        logits = F.linear(states.reshape(b * s, d), emb).reshape(b, s, -1)
+        pooled = torch.relu(logits.amax(dim=1))
         full = torch.log1p(self.exp_w * pooled)
         weights, ids = torch.topk(full, k=self.top_k, dim=-1)
         return ids, weights
