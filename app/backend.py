@@ -66,6 +66,28 @@ class JobOutcome:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class ModelRebuild:
+    """The index was built with another model than the one this app runs (an upgrade from
+    0.3.0, a model chosen in Options): what the window says once while it is rebuilt."""
+
+    old: str  # "sparc-tiny 0.3.0+<digest>"
+    new: str
+    sentences: int  # in the index that answers meanwhile
+
+
+def model_rebuild(status: dict[str, Any]) -> ModelRebuild | None:
+    """A ``ModelRebuild`` when ``Engine.status()`` says the live generation is another
+    model's; None when it is this one's (or nothing is indexed)."""
+    gen = status.get("generation")
+    if not status.get("rebuilding") or gen is None:
+        return None
+    new = f"{status['model']['name']} {status['model']['version']}"
+    if gen["model"] == new:
+        return None  # a building generation of this same model: an ordinary run
+    return ModelRebuild(gen["model"], new, int(status.get("sentences") or 0))
+
+
 def under_path(path: str, root: str) -> bool:
     """``path`` is ``root`` or inside it (a message of a mail store: ``root#…``)."""
     root = root.rstrip("/\\") or root
@@ -100,6 +122,7 @@ class Backend(QObject):
     watch_event = Signal(object)  # whatever the engine's on_change passed
     watching_changed = Signal(bool)
     mail_catalog_ready = Signal(object, object)  # list[SenderInfo], list[MailboxInfo]
+    model_rebuild = Signal(object)  # ModelRebuild: the index is being rebuilt for another model
     _refresh_requested = Signal()  # emitted on worker threads, handled on the GUI thread
     _watch_batch = Signal(object, object)  # paths, reply: from the watch thread to the GUI thread
 
@@ -655,6 +678,22 @@ class Backend(QObject):
 
         self.index_lane.submit(job, done, failed)
 
+    def check_rebuild(self) -> None:
+        """Emit ``model_rebuild`` when the index is another model's (the watch, once on,
+        rebuilds it; :meth:`catch_up` does the same without the watch)."""
+        if self.engine is None or self._closed:
+            return
+
+        def done(rebuild: ModelRebuild | None) -> None:
+            if rebuild is not None and not self._closed:
+                self.model_rebuild.emit(rebuild)
+
+        self.query_lane.submit(
+            lambda: model_rebuild(self.engine.status()) if self.engine.sources() else None,
+            done,
+            lambda e, tb: log.warning("model check failed:\n%s", tb),
+        )
+
     def catch_up(self) -> None:
         """Resume an indexing run cut short (quitting, a crash): when a source never finished
         its first run or files were left pending, run :meth:`update_index` (incremental, in
@@ -662,14 +701,22 @@ class Backend(QObject):
         if self.engine is None or self._closed:
             return
 
-        def job() -> bool:
+        def job() -> tuple[bool, ModelRebuild | None]:
             sources = self.engine.sources()
-            # a repair at open (an index of an older format, a damaged one) is rebuilt too
-            return any(s.last_indexed is None for s in sources) or (
-                bool(sources) and (self.engine.status()["files_pending"] > 0 or bool(self.engine.repairs))
-            )
+            st = self.engine.status()
+            rebuild = model_rebuild(st) if sources else None
+            # a repair at open (an index of an older format, a damaged one) is rebuilt too,
+            # and an index of another model (an upgrade: 0.3.0 -> 0.4.0) moves to this one
+            return (
+                any(s.last_indexed is None for s in sources)
+                or (bool(sources) and (st["files_pending"] > 0 or bool(self.engine.repairs)))
+                or rebuild is not None
+            ), rebuild
 
-        def done(needed: bool) -> None:
+        def done(result: tuple[bool, ModelRebuild | None]) -> None:
+            needed, rebuild = result
+            if rebuild is not None and not self._closed:
+                self.model_rebuild.emit(rebuild)
             if needed and not self._closed:
                 self.update_index(None)
 

@@ -313,3 +313,30 @@ def _find_nearest(text: str, needle: str, hint: int | None) -> int | None:
             best = pos
         elif pos > hint:
             return best
+
+
+#: Sentences per second the default model (sparc-tiny 0.4.0) indexes at end to end on a 2-core
+#: laptop CPU (``python -m bench.model_cost``, docs/training.md): the forecast of a rebuild.
+REBUILD_RATE = 80.0
+
+
+def _model_label(model: str) -> str:
+    """"sparc-tiny 0.4.0+1a2b3c" -> "sparc-tiny 0.4.0"."""
+    return model.split("+", 1)[0]
+
+
+def rebuild_notice(old: str, new: str, sentences: int) -> tuple[str, str]:
+    """Title and text of what the window says once when the index is rebuilt for another
+    model: why, how long, and that search goes on meanwhile."""
+    old_l, new_l = _model_label(old), _model_label(new)
+    why = f"This version of sparcdesk searches with {new_l}; your index was built with {old_l}."
+    if old_l.startswith("sparc-tiny 0.3") and new_l.startswith("sparc-tiny 0.4"):
+        why += " The new model's index is about five times smaller."
+    eta = format_duration(sentences / REBUILD_RATE) if sentences else "a few minutes"
+    text = (
+        f"{why} Your {format_count(sentences)} indexed sentences are encoded again in the "
+        f"background: about {eta} on a 2-core laptop (the bar below shows the time left). "
+        "Search keeps answering from the current index until the new one is complete; "
+        "pause or stop it from the bar, and it goes on where it stopped."
+    )
+    return "Rebuilding the index for a new search model", text

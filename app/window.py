@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from app.backend import Backend, JobOutcome, SearchResult
 from app.filters import FilterPanel
-from app.format import collapse, format_count, format_duration
+from app.format import collapse, format_count, format_duration, rebuild_notice
 from app.icons import app_icon
 from app.preview import PreviewPane
 from app.progress import IndexingIndicator
@@ -516,6 +516,7 @@ class MainWindow(QMainWindow):
         b.status_changed.connect(self._status_changed)
         b.job_finished.connect(self._job_finished)
         b.mail_catalog_ready.connect(self.filters.set_mail_catalog)
+        b.model_rebuild.connect(self._model_rebuild)
         # every change of the index: results on screen and the e-mail filters follow it
         b.index_finished.connect(lambda _final, _error: self._index_changed())
         b.watch_event.connect(lambda _event: self._index_changed())
@@ -653,9 +654,20 @@ class MainWindow(QMainWindow):
         # caught up with at start: by the watch (it indexes every source first), or else by
         # resuming the interrupted run.
         if self.act_watch.isChecked():
-            self.backend.set_watch(True)
+            self.backend.set_watch(True)  # indexes every source first: a rebuild included
+            self.backend.check_rebuild()
         else:
             self.backend.catch_up()
+
+    @Slot(object)
+    def _model_rebuild(self, rebuild: Any) -> None:
+        """Say once (per new model) why the index is being rebuilt and how long it takes."""
+        if self.settings.value("model/rebuild_explained", "", str) == rebuild.new:
+            return
+        self.settings.setValue("model/rebuild_explained", rebuild.new)
+        title, text = rebuild_notice(rebuild.old, rebuild.new, rebuild.sentences)
+        self.banner.show_notice(f"{title}. {text}")  # stays above the results until closed
+        self.statusBar().showMessage(title, 15000)
 
     @Slot(str)
     def _engine_failed(self, message: str) -> None:
