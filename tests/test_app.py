@@ -42,7 +42,7 @@ from app.progress import progress_percent  # noqa: E402
 from app.qtcompat import install_none_guard  # noqa: E402
 from app.window import ADAPT_TIP, MainWindow  # noqa: E402
 from engine.api.facade import Engine  # noqa: E402
-from engine.home import writelock  # noqa: E402
+from engine.upkeep import writelock  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

@@ -12,7 +12,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = ROOT / "engine"
-STAGES = {"common", "ingest", "model", "index", "catalog", "indexer", "search", "home", "api", "watch", "cli"}
+STAGES = {
+    *("common", "ingest", "model", "index", "catalog", "indexer", "search", "home", "upkeep", "api", "watch"),
+    "cli",
+}
 #: Modules a question goes through: none may import torch, even late. (The facade is not
 #: among them: it imports adaptation, which is torch, inside ``Engine.adapt`` only.)
 SEARCH_PATH = ("engine.search", "engine.index", "engine.model.encoder", "engine.model.features", "engine.model.sparse")
@@ -103,6 +106,48 @@ def test_no_import_cycle_inside_the_engine() -> None:
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
+def stage_edges() -> dict[str, set[str]]:
+    """Stage -> the other stages its modules import (``engine.home.paths`` is in ``home``)."""
+    out: dict[str, set[str]] = {}
+    for src, targets in edges().items():
+        a = src.split(".")[1] if "." in src else src
+        out.setdefault(a, set()).update(t.split(".")[1] for t in targets if "." in t and t.split(".")[1] != a)
+    return out
+
+
+def test_no_import_cycle_between_stages() -> None:
+    """Issue 40: modules without cycles can still make stages that import each other (home
+    held the repair protocol, which imports index and catalog, which import home's file
+    helpers). The stages must form layers."""
+    graph = stage_edges()
+    cycles = [(a, b) for a in sorted(graph) for b in sorted(graph[a]) if a < b and a in graph.get(b, set())]
+    longer: list[str] = []
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), list(graph.get(start, ()))
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo.extend(graph.get(n, ()))
+        return seen
+
+    longer = [s for s in sorted(graph) if s in reach(s)]
+    assert not cycles and not longer, f"stages that import each other: {cycles}; stages on a cycle: {longer}"
+
+
+def test_the_stage_check_sees_a_cycle(monkeypatch) -> None:
+    """The check itself: two stages importing each other through different modules fail it."""
+    fake = {
+        "engine.home.paths": set(),
+        "engine.home.repair": {"engine.index.x"},
+        "engine.index.x": {"engine.home.paths"},
+    }
+    monkeypatch.setattr(__import__(__name__), "edges", lambda: fake)
+    graph = stage_edges()
+    assert graph == {"home": {"index"}, "index": {"home"}}
+
+
 def test_the_import_reader_sees_a_late_import() -> None:
     """The reader itself: an import inside a function is found like one at the top."""
     tree_a = ast.parse("import engine.b\n")
@@ -140,7 +185,9 @@ def test_trainer_and_bench_use_public_engine_names_only() -> None:
         for module, names, line in imports(name, tree):
             if not module.startswith("engine"):
                 continue
-            private = [p for p in module.split(".") if p.startswith("_")] + [n for n in names if n.startswith("_")]
+            private = [p for p in module.split(".") if p.startswith("_")] + [
+                n for n in names if n.startswith("_")
+            ]
             if private:
                 bad.append(f"{path.relative_to(ROOT)}:{line} {module}: {private}")
         aliases = engine_aliases(tree)
@@ -176,7 +223,10 @@ def test_the_search_path_never_imports_torch() -> None:
     assert not bad, bad
 
 
-SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|DELETE\s+FROM|UPDATE\s+\w+\s+SET|CREATE\s+(TABLE|INDEX))\b", re.I)
+SQL = re.compile(
+    r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|DELETE\s+FROM|UPDATE\s+\w+\s+SET|CREATE\s+(TABLE|INDEX))\b",
+    re.I,
+)
 
 
 def test_no_sql_outside_the_catalog() -> None:
@@ -196,7 +246,9 @@ def test_common_is_a_leaf_every_stage_may_import() -> None:
     """engine/common holds the types stages share (progress, Cancelled): it imports no other
     engine module, so importing it can never make a cycle."""
     graph = edges()
-    bad = {m: sorted(graph[m]) for m in graph if m.startswith("engine.common") and graph[m] - {"engine.common"}}
+    bad = {
+        m: sorted(graph[m]) for m in graph if m.startswith("engine.common") and graph[m] - {"engine.common"}
+    }
     assert not bad, bad
 
 

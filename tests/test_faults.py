@@ -49,7 +49,7 @@ HELD_AT_FIRST_COMMIT = (
 # ``sparcdesk index --wait`` that says on stderr when it first finds the lock taken.
 SAYS_WHEN_IT_WAITS = (
     "import sys\n"
-    "from engine.home import writelock\n"
+    "from engine.upkeep import writelock\n"
     "real = writelock._try_os_lock\n"
     "def trying(fd):\n"
     "    if real(fd):\n"

@@ -140,7 +140,7 @@ def test_a_swallowed_error_lands_in_the_log(tmp_path, clean_logging):
         h.flush()
     lines = (home / "logs" / logs.LOG_FILE).read_text(encoding="utf-8").splitlines()
     written = [ln for ln in lines if f"{home / 'sources.json'} is unreadable (JSONDecodeError" in ln]
-    assert written and all(" WARNING engine.home.repair: " in ln for ln in written), lines
+    assert written and all(" WARNING engine.upkeep.repair: " in ln for ln in written), lines
     assert any(ln.endswith("writing it again") for ln in written)
     assert json.loads((home / "sources.json").read_text(encoding="utf-8")) == []  # the catalog's list: none
 

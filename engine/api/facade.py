@@ -27,7 +27,7 @@ from pathlib import Path
 from engine.catalog.store import Catalog, Source, now_iso
 from engine.catalog.texts import TextStore
 from engine.common.progress import AdaptProgress, Cancelled, Progress, RunProgress
-from engine.home import crashpoints, diskspace, repair, writelock
+from engine.home import crashpoints, diskspace
 from engine.home.paths import Layout
 from engine.index.sentences import (
     FORMAT_VERSION,
@@ -49,6 +49,7 @@ from engine.model.encoder import SparseEncoder, default_bundle_dir
 from engine.search.answers import Answer, Answers, Hit, QueryEncoder, SearchFilters
 from engine.search.answers import ask as _ask
 from engine.search.defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF
+from engine.upkeep import repair, writelock
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +191,7 @@ class Engine:
     ) -> None:
         self.layout = Layout.resolve(home)
         #: What was found damaged in the data folder and repaired when this engine opened
-        #: (one line each, see engine.home.repair); the command line prints them.
+        #: (one line each, see engine.upkeep.repair); the command line prints them.
         self.repairs: list[str] = repair.repair(self.layout)
         # An explicit bundle wins; else the one this home selected (an adapted model);
         # else $SPARCDESK_MODEL or the shipped one.
@@ -328,7 +329,7 @@ class Engine:
         return self._reader
 
     def _writing(self, task: str):
-        """The home's writer lock for one write (:mod:`engine.home.writelock`)."""
+        """The home's writer lock for one write (:mod:`engine.upkeep.writelock`)."""
         return writelock.hold(self.layout.home, task, self.lock_wait_s)
 
     @staticmethod

@@ -1,4 +1,4 @@
-"""Is a catalog file usable? Read-only checks that self-repair (:mod:`engine.home.repair`)
+"""Is a catalog file usable? Read-only checks that self-repair (:mod:`engine.upkeep.repair`)
 runs before opening it: a damaged catalog is set aside and rebuilt from the sources."""
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ class IndexFormatError(RuntimeError):
 
 class IndexVersionError(IndexFormatError):
     """The index was made by another version of sparcdesk, in another index format. An older
-    one is rebuilt from the sources (:mod:`engine.home.repair`); a newer one is left as it is."""
+    one is rebuilt from the sources (:mod:`engine.upkeep.repair`); a newer one is left as it is."""
 
     def __init__(self, path: Path, found: int) -> None:
         self.path, self.found = Path(path), found

@@ -313,8 +313,8 @@ def repair(layout: Layout) -> list[str]:
     """Find and repair damage in the data folder (see the module docstring); returns one line
     per repair. A home that another process is writing is left to that process."""
     from engine.catalog.store import Catalog
-    from engine.home import writelock
     from engine.index.sentences import IndexLockedError
+    from engine.upkeep import writelock
 
     notes = repair_folders(layout)
     try:
