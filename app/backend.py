@@ -134,12 +134,12 @@ class Backend(QObject):
     ) -> None:
         """``engine_factory`` opens the engine (called on a worker thread). Indexing runs in a
         child process that calls the same factory, so it must be picklable (an
-        :class:`app.main.EngineSpec`); with ``index_in_process`` (default: when the factory
+        :class:`app.indexer_process.EngineSpec`); with ``index_in_process`` (default: when the factory
         is not an EngineSpec, or ``$SPARCDESK_INDEX_IN_PROCESS`` is set) it runs on a thread."""
         super().__init__(parent)
         self._factory = engine_factory
         if index_in_process is None:
-            from app.main import EngineSpec
+            from app.indexer_process import EngineSpec
 
             index_in_process = not isinstance(engine_factory, EngineSpec) or bool(
                 os.environ.get("SPARCDESK_INDEX_IN_PROCESS")

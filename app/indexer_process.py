@@ -17,10 +17,26 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.common.progress import Cancelled, Progress, RunProgress
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """How to open the engine: called on a worker thread of the window, and (being
+    picklable, and Qt-free like this module) in the child process that indexes."""
+
+    home: Path | None = None
+    bundle_dir: Path | None = None
+    threads: int | None = None
+
+    def __call__(self) -> Any:
+        from engine.api.facade import Engine
+
+        return Engine(home=self.home, bundle_dir=self.bundle_dir, threads=self.threads)
 
 #: Niceness of the indexing process (POSIX): background work yields to the desktop.
 NICE = 10

@@ -8,9 +8,9 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 ORG = "sparcdesk"
 APP = "sparcdesk"
@@ -39,25 +39,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(list(argv) if argv is not None else None)
 
 
-@dataclass(frozen=True)
-class EngineSpec:
-    """How to open the engine: called on a worker thread of the window, and (being
-    picklable) in the child process that indexes."""
-
-    home: Path | None = None
-    bundle_dir: Path | None = None
-    threads: int | None = None
-
-    def __call__(self):
-        from engine.api.facade import Engine
-
-        return Engine(home=self.home, bundle_dir=self.bundle_dir, threads=self.threads)
-
-
 def make_engine_factory(
     home: Path | None = None, bundle_dir: Path | None = None, threads: int | None = None
-) -> EngineSpec:
-    """A callable that opens the engine."""
+) -> Callable[[], Any]:
+    """A callable that opens the engine (an ``app.indexer_process.EngineSpec``)."""
+    from app.indexer_process import EngineSpec
+
     return EngineSpec(home, bundle_dir, threads)
 
 

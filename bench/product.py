@@ -1062,19 +1062,6 @@ def calibration(rows: Sequence[dict], bundle: Path | None = None) -> dict:
     return {"sets": sets, "shipped": shipped, "grid": grid, "suggested": suggested}
 
 
-def calibration_table(cal: dict) -> str:
-    sets = [*cal["sets"], "all"]
-    head = "| match ≥ | coverage ≥ | " + " | ".join(f"{s}: answered / not answered" for s in sets) + " |"
-    lines = [head, "|" + "---|" * (2 + len(sets))]
-    ship = cal["shipped"]
-    for cell in cal["grid"]:
-        mark = cell["match"] == ship["match"] and cell["coverage"] == ship["coverage"]
-        vals = " | ".join(f"{cell[s][0]:.1f} / {cell[s][1]:.1f}" for s in sets)
-        row = f"| {cell['match']:.2f} | {cell['coverage']:.1f} | {vals} |"
-        lines.append(row.replace("| ", "| **", 1).replace(" |", "** |", 1) if mark else row)
-    return "\n".join(lines)
-
-
 def _doc_ranking() -> dict[str, float]:
     import engine.search.answers
 

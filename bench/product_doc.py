@@ -6,8 +6,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bench.product import calibration_table
-
 PROSE = """\
 # Product-level benchmark: the app as a user meets it
 
@@ -541,6 +539,19 @@ nothing on BIPIA, where an e-mail about the same payment, read the other way rou
 - "Who is X?" (10 questions) is small: its answer@1 rose from 20 to 90 with the heading weight
   above, a setting chosen on these same questions.
 """
+
+
+def calibration_table(cal: dict) -> str:
+    sets = [*cal["sets"], "all"]
+    head = "| match ≥ | coverage ≥ | " + " | ".join(f"{s}: answered / not answered" for s in sets) + " |"
+    lines = [head, "|" + "---|" * (2 + len(sets))]
+    ship = cal["shipped"]
+    for cell in cal["grid"]:
+        mark = cell["match"] == ship["match"] and cell["coverage"] == ship["coverage"]
+        vals = " | ".join(f"{cell[s][0]:.1f} / {cell[s][1]:.1f}" for s in sets)
+        row = f"| {cell['match']:.2f} | {cell['coverage']:.1f} | {vals} |"
+        lines.append(row.replace("| ", "| **", 1).replace(" |", "** |", 1) if mark else row)
+    return "\n".join(lines)
 
 
 def _fmt_s(s: float) -> str:

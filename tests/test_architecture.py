@@ -83,6 +83,48 @@ def test_engine_is_its_stages() -> None:
     assert packages == STAGES
 
 
+def package_edges(package: str) -> dict[str, set[str]]:
+    """Module -> the modules of the same top-level ``package`` it imports (app/, bench/)."""
+    known = frozenset(name for name, _, _ in sources(package))
+    graph: dict[str, set[str]] = {}
+    for name, _, tree in sources(package):
+        out = graph.setdefault(name, set())
+        for module, names, _ in imports(name, tree):
+            targets = [f"{module}.{n}" for n in names if f"{module}.{n}" in known] or [module]
+            out.update(t for t in targets if t in known and t not in (name, package))
+    return graph
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return cycles
+
+
+def test_no_import_cycle_in_the_app_or_the_benchmarks() -> None:
+    """Issue 40: app.main -> app.window -> app.backend -> app.main (for EngineSpec) and
+    bench.product <-> bench.product_doc were cycles."""
+    for package in ("app", "bench"):
+        cycles = find_cycles(package_edges(package))
+        assert not cycles, f"{package}: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
 def test_no_import_cycle_inside_the_engine() -> None:
     graph = edges()
     state: dict[str, int] = {}
