@@ -64,6 +64,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from trainer.metrics import reciprocal_rank  # noqa: E402  (one definition of the metric)
+
 DATA = Path(os.environ.get("SPARCDESK_DATA", ROOT.parent / "shared" / "data"))
 RESULTS = ROOT / "bench" / "results"
 SETS = ("email", "enron", "maildir", "squad", "cisi", "time")
@@ -798,14 +800,6 @@ def answer_correct(q: Question, doc: str | None, shown: str) -> bool:
     return False
 
 
-def reciprocal_rank(ranked: Sequence[str], gold: Iterable[str], depth: int = TOP) -> float:
-    g = set(gold)
-    for i, d in enumerate(ranked[:depth]):
-        if d in g:
-            return 1.0 / (i + 1)
-    return 0.0
-
-
 def doc_key(answer: Any, folder: Path) -> str:
     path = str(getattr(answer, "path", "") or "")
     with contextlib.suppress(ValueError):
@@ -945,11 +939,11 @@ def run_questions(
             "bm25_ranked": b_ranked,
         }
         if q.answerable:
-            row["rr"] = reciprocal_rank(ranked, q.gold_docs)
+            row["rr"] = reciprocal_rank(ranked, q.gold_docs, TOP)
             row["hit1"] = float(bool(ranked) and ranked[0] in q.gold_docs)
             if q.values or q.sentences:
                 row["answer1"] = float(top is not None and answer_correct(q, ranked[0], shown))
-            row["bm25_rr"] = reciprocal_rank(b_ranked, q.gold_docs)
+            row["bm25_rr"] = reciprocal_rank(b_ranked, q.gold_docs, TOP)
             row["bm25_hit1"] = float(bool(b_ranked) and b_ranked[0] in q.gold_docs)
             if keywords:
                 kw = keyword_form(q)
@@ -958,10 +952,10 @@ def run_questions(
                     kw=kw,
                     kw_ranked=k_ranked,
                     kw_answered=k_answered,
-                    kw_rr=reciprocal_rank(k_ranked, q.gold_docs),
+                    kw_rr=reciprocal_rank(k_ranked, q.gold_docs, TOP),
                     kw_hit1=float(bool(k_ranked) and k_ranked[0] in q.gold_docs),
                     kw_bm25_ranked=kb_ranked,
-                    kw_bm25_rr=reciprocal_rank(kb_ranked, q.gold_docs),
+                    kw_bm25_rr=reciprocal_rank(kb_ranked, q.gold_docs, TOP),
                     kw_bm25_hit1=float(bool(kb_ranked) and kb_ranked[0] in q.gold_docs),
                 )
         rows.append(row)
