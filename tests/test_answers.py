@@ -272,10 +272,12 @@ def test_a_bundles_answer_match_sets_the_no_answer_threshold(mail_engine: Engine
     (``answer_match`` in config.json); without one the engine's ``ANSWER_MATCH`` holds."""
     reader = mail_engine._get_reader()
     shipped = search.QueryEncoder(default_bundle_dir())
-    assert search.answer_match(shipped) == search.ANSWER_MATCH
+    assert search.answer_match(shipped) == 0.18  # 0.4.0 carries its own (issue 34)
+    old = search.QueryEncoder(default_bundle_dir().parent / "sparc-tiny-0.3.0")
+    assert search.answer_match(old) == search.ANSWER_MATCH  # none in its config
     question = "When does the glacier survey start?"
     base = search.ask(reader, shipped, question, idf=True, hybrid=True, catalog=mail_engine._cat())
-    assert base.answered and base.match > search.ANSWER_MATCH
+    assert base.answered and base.match > search.answer_match(shipped)
     for offset, expect in ((0.01, False), (-0.01, True)):
         bundle = tmp_path / f"bundle{offset}"
         shutil.copytree(default_bundle_dir(), bundle, ignore=shutil.ignore_patterns("mlm", "model.fp32.onnx"))
@@ -589,7 +591,9 @@ def test_a_name_typed_alone_ranks_the_message_holding_it_well_ahead_of_those_wit
     with indexed(tmp_path / "home", mail) as engine:
         answers = engine.ask("Valerie Curtis")
     assert Path(answers[0].path).name == "invoices.eml" and answers[0].best.field == "from"
-    assert len(answers) == 3 and all(answers[0].score > 2 * a.score for a in answers[1:]), [
+    # (0.3.0's 2,000-token vectors gave the other two messages some SPARC score; 0.4.0's
+    # sparse ones may give one of them none, and it is then not listed at all)
+    assert len(answers) >= 2 and all(answers[0].score > 2 * a.score for a in answers[1:]), [
         (Path(a.path).name, a.score) for a in answers
     ]
 

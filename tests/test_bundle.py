@@ -17,7 +17,9 @@ from engine.model.bundle_edit import onnx_files
 from engine.model.encoder import SparseEncoder, default_bundle_dir
 from engine.search.answers import QueryEncoder
 
-SHIPPED = default_bundle_dir()
+#: sparc-tiny 0.3.0 (int8 graph with its fp32 one beside it), kept for comparison; the
+#: default (0.4.0) is checked in test_the_default_bundle_is_the_sparse_040
+SHIPPED = default_bundle_dir().parent / "sparc-tiny-0.3.0"
 
 
 def _copy(tmp_path: Path, edit=None, graphs: bool = True) -> Path:
@@ -30,6 +32,15 @@ def _copy(tmp_path: Path, edit=None, graphs: bool = True) -> Path:
         edit(cfg)
         (folder / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     return folder
+
+
+def test_the_default_bundle_is_the_sparse_040() -> None:
+    """Issue 34: the default is the sparse model, its projection in int8, its own no-answer
+    threshold; 0.3.0 stays beside it for --bundle."""
+    b = Bundle.open(default_bundle_dir())
+    assert (b.name, b.version, b.projection, b.prune_ratio) == ("sparc-tiny", "0.4.0", "int8", 0.1)
+    assert b.graph_path == default_bundle_dir() / "model.onnx" and b.answer_match is not None
+    assert b.identity != Bundle.open(SHIPPED).identity
 
 
 def test_the_shipped_bundle_opens_with_its_int8_graph() -> None:

@@ -14,11 +14,13 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
 from test_model_switch import new_model
 from test_pipeline import write
 
 from engine.api.facade import Engine, Progress
 from engine.catalog.store import Catalog
+from engine.model.encoder import default_bundle_dir
 
 FACTS = {
     "owls.txt": ("Owls hunt at night over the open fields.", "when do owls hunt?"),
@@ -36,18 +38,28 @@ def assert_answers(engine: Engine, docs: Path) -> None:
         assert answers and answers[0].path == str(docs / name), (question, [a.path for a in answers])
 
 
-def test_switch_from_the_shipped_model_answers_throughout(tmp_path: Path) -> None:
+#: sparc-tiny 0.3.0, the default until 0.4.0, kept beside it (assets/sparc-tiny-0.3.0)
+OLD_DEFAULT = default_bundle_dir().parent / "sparc-tiny-0.3.0"
+
+
+@pytest.mark.parametrize("upgrade", [False, True], ids=["variant-of-the-default", "0.3.0-to-0.4.0"])
+def test_switch_from_the_shipped_model_answers_throughout(tmp_path: Path, upgrade: bool) -> None:
+    """``upgrade``: an index built with 0.3.0 (as every user's was) opened by this version,
+    whose default is 0.4.0 (issue 34): the window's engine and the run's both use the default."""
     docs, home = tmp_path / "docs", tmp_path / "home"
     for name, (text, _) in FACTS.items():
         write(docs / name, text)
-    with Engine(home=home, threads=1) as first:
+    with Engine(home=home, bundle_dir=OLD_DEFAULT if upgrade else None, threads=1) as first:
         first.index([docs])
         shipped = first.status()["generation"]["model"]
     reader = Engine(home=home, threads=1)  # opened before the switch, like the window's
     assert_answers(reader, docs)
 
-    # the shipped network as a new model: weights below 0.1 x a sentence's largest dropped
-    writer = Engine(home=home, bundle_dir=new_model(tmp_path / "new", "9.0.0", prune_ratio=0.1), threads=1)
+    # upgrade: the new default; else the shipped network as a new model, weights below 0.1 x
+    # a sentence's largest dropped
+    new = None if upgrade else new_model(tmp_path / "new", "9.0.0", prune_ratio=0.1)
+    version = "0.4.0" if upgrade else "9.0.0"
+    writer = Engine(home=home, bundle_dir=new, threads=1)
     writer.commit_every = 1  # encode and commit sentence by sentence: the pause below comes mid-run
     pause, paused = threading.Event(), threading.Event()
     seen: list[Progress] = []
@@ -67,7 +79,7 @@ def test_switch_from_the_shipped_model_answers_throughout(tmp_path: Path) -> Non
         # Half rebuilt: the new generation holds some files, the old one still answers all.
         with Catalog(home / "catalog.sqlite") as cat:
             building = [g for g in cat.generations() if g.status == "building"]
-            assert len(building) == 1 and building[0].model_version.startswith("9.0.0")
+            assert len(building) == 1 and building[0].model_version.startswith(version)
             done = sum(f.generation == building[0].id for f in cat.files())
         assert 1 <= done < len(FACTS)
         assert_answers(reader, docs)
@@ -85,7 +97,7 @@ def test_switch_from_the_shipped_model_answers_throughout(tmp_path: Path) -> Non
     assert_answers(reader, docs)
     with Engine(home=home, threads=1) as after:
         st = after.status()
-        assert st["generation"]["model"].startswith("sparc-tiny 9.0.0+") and not st["rebuilding"]
+        assert st["generation"]["model"].startswith(f"sparc-tiny {version}+") and not st["rebuilding"]
         assert_answers(after, docs)
     with Catalog(home / "catalog.sqlite") as cat:
         live = cat.active_generation()

@@ -200,7 +200,7 @@ def test_engine_indexes_and_answers_with_a_passage_bundle(passage_run, tmp_path)
 def test_sentence_bundle_is_unaffected():
     """The shipped 0.3.0 bundle has no encoding key: it reads as a sentence bundle, ignores
     groups, and encodes exactly what its graph gives for the sentence layout."""
-    bundle = default_bundle_dir()
+    bundle = default_bundle_dir().parent / "sparc-tiny-0.3.0"
     raw = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
     assert "encoding" not in raw
     enc = SparseEncoder(bundle, threads=1)
@@ -226,7 +226,7 @@ def test_sentence_bundle_is_unaffected():
 
 def test_unknown_encoding_is_a_clear_error(tmp_path):
     bundle = tmp_path / "bundle"
-    shutil.copytree(default_bundle_dir(), bundle, ignore=shutil.ignore_patterns("*.onnx", "mlm"))
+    shutil.copytree(default_bundle_dir().parent / "sparc-tiny-0.3.0", bundle, ignore=shutil.ignore_patterns("*.onnx", "mlm"))
     cfg = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
     cfg["encoding"] = "document"
     (bundle / "config.json").write_text(json.dumps(cfg), encoding="utf-8")

@@ -25,7 +25,8 @@ from engine.model.bundle_edit import (
 from engine.model.encoder import SparseEncoder, default_bundle_dir
 from trainer.projection import convert
 
-BUNDLE = default_bundle_dir()
+#: sparc-tiny 0.3.0, kept beside the default: its fp32 graph is the reference converted here
+BUNDLE = default_bundle_dir().parent / "sparc-tiny-0.3.0"
 SENTENCES = [
     "The Normans were the people who in the 10th and 11th centuries gave their name to Normandy.",
     "Kenya's capital and largest city is Nairobi, on the Athi River.",

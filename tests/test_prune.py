@@ -15,7 +15,8 @@ from engine.model.bundle import Bundle
 from engine.model.encoder import SparseEncoder, kept_length
 from trainer.evaluate import prune_rows
 
-BUNDLE = Path(__file__).resolve().parents[1] / "assets" / "sparc-tiny"
+#: sparc-tiny 0.3.0 (no pruning; kept beside the 0.4.0 default for comparison)
+BUNDLE = Path(__file__).resolve().parents[1] / "assets" / "sparc-tiny-0.3.0"
 
 SENTENCES = [
     "The treaty was signed in 1648 in the city of Münster.",
@@ -34,8 +35,9 @@ def test_kept_length_cuts_a_descending_row():
     assert kept_length(np.zeros(3, dtype=np.float32), 0.1) == 0
 
 
-def test_shipped_bundle_has_no_pruning():
+def test_the_030_bundle_has_no_pruning_and_the_default_prunes():
     assert Bundle.open(BUNDLE).prune_ratio == 0.0
+    assert Bundle.open(BUNDLE.parent / "sparc-tiny").prune_ratio == 0.1  # 0.4.0, the sparse default
 
 
 def test_bundle_prune_ratio_is_honoured_by_the_encoder(tmp_path):

@@ -9,7 +9,8 @@ import onnx
 
 from engine.model.encoder import SparseEncoder
 
-SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "sparc-tiny"
+#: sparc-tiny 0.3.0: it ships its fp32 graph, which selective int8 starts from
+SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "sparc-tiny-0.3.0"
 FP32 = json.loads((SHIPPED / "config.json").read_text())["onnx_fp32"]  # the graph int8 starts from
 
 SENTENCES = [

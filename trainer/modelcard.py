@@ -154,6 +154,13 @@ def build_card(
     if args:
         keys = ("batch", "max_length", "pooling", "lr", "w_lr", "warmup", "steps", "sparta", "bf16", "threads", "seed")
         out.append("- Arguments: " + ", ".join(f"`{k}={args[k]}`" for k in keys if k in args))
+        if args.get("flops_weight"):  # learned sparsity (docs/training.md, "Learned sparsity")
+            flops = ("flops_weight", "flops_warmup", "flops_threshold", "flops_idf", "flops_docs")
+            out.append(
+                "- Sparsity: a FLOPS penalty on the sentence vectors ("
+                + ", ".join(f"`{k}={args[k]}`" for k in flops if k in args)
+                + f"); at encode time weights under {cfg.get('prune_ratio', 0)} of a sentence's largest are dropped"
+            )
     for n in notes:
         out.append(f"- Note: {n}")
     if extra and extra.is_file():
