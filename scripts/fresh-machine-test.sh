@@ -8,10 +8,12 @@
 #   sudo bash scripts/fresh-machine-test.sh [CHROOT_DIR]       # default /srv/sparcdesk-fresh
 #
 # Bound into the chroot: /proc, /sys, /dev (the tests start processes and use /dev/shm),
-# ../shared/data read-only (tests that need it skip without it), the host's resolv.conf, and
-# where this machine has them its local package mirrors and pip configuration (/opt/wheels,
-# /opt/pypi*, /etc/pip.conf, /etc/xdg/pip: the registries this build machine reaches PyPI
-# through; on a machine without them pip goes to PyPI itself). Needs root and debootstrap.
+# ../shared/data read-only (tests that need it skip without it), the host's resolv.conf, and,
+# where this machine has them, the registries it reaches PyPI through: its local mirrors
+# (/opt/wheels, /opt/pypi*), its pip configuration (/etc/pip.conf, /etc/xdg/pip,
+# /root/.config/pip) and the CA bundle its proxy needs. Without them pip goes to PyPI itself,
+# where torch==2.13.0 for Linux is the CUDA build (4.7 GB with its nvidia-* wheels, measured in
+# this chroot; it runs on the CPU too). Needs root and debootstrap.
 # The chroot is made once and reused (apt and pip state persist there between runs: delete
 # the folder for a clean run); the clone is made afresh every time.
 set -euo pipefail
@@ -35,9 +37,12 @@ bind() {  # bind SRC onto the same path in the chroot (read-only with "ro")
 }
 cleanup() { for ((i=${#mounts[@]}-1; i>=0; i--)); do umount -l "${mounts[i]}" 2>/dev/null || true; done; }
 trap cleanup EXIT
+trap "exit 130" INT TERM  # so that a stopped run unmounts too
 bind /proc; bind /sys; bind /dev; bind /dev/pts
 bind /etc/resolv.conf ro
-for p in /opt/wheels /opt/pypi /opt/pypi-more /etc/pip.conf /etc/xdg/pip; do bind "$p" ro; done
+for p in /opt/wheels /opt/pypi /opt/pypi-more /etc/pip.conf /etc/xdg/pip /root/.config/pip /etc/ssl/certs/ca-certificates.crt; do
+  bind "$p" ro
+done
 DATA=$(cd "$REPO/.." && pwd)/shared/data
 bind "$DATA" ro
 # a fresh clone of HEAD beside ../shared/data, as a checkout sits here

@@ -7,10 +7,12 @@ bash scripts/install.sh
 # with nothing installed by hand: strace (tests/test_offline.py traces every command), gcc (a
 # test builds a stand-in Qt plugin) and the X11 libraries Qt's xcb plugin loads (README,
 # "System libraries"; the window's tests run offscreen, but the missing-library check asks Qt
-# itself). Only what is missing, only as root with apt-get; otherwise the tests say what they lack.
+# itself), and GLib, which PySide6's QtCore links against (without it pytest-qt cannot import
+# Qt and the whole suite stops at start: found by scripts/fresh-machine-test.sh on a minimal
+# Debian 12). Only what is missing, only as root with apt-get; otherwise the tests say what they lack.
 PKGS="strace gcc libc6-dev libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0
   libxcb-render-util0 libxcb-randr0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libegl1 libgl1 libfontconfig1
-  libdbus-1-3"
+  libdbus-1-3 libglib2.0-0"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; then
   missing=$(for p in $PKGS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"; done)
   if [ -n "$missing" ]; then
