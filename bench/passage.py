@@ -68,7 +68,7 @@ def speed_one(bundle: Path, batch: int, paragraphs: int, threads: int, profile: 
         raise SystemExit(f"{bundle}: not a passage bundle (config encoding {enc.config.encoding!r})")
     enc.encode_passages(passages[:5], batch)  # warm-up
     if profile:
-        from engine.model.offline import load_onnxruntime
+        from engine.common.offline import load_onnxruntime
 
         ort = load_onnxruntime()
         opts = ort.SessionOptions()

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -325,3 +327,31 @@ def test_exceptions_and_progress_are_told_apart_by_type() -> None:
         if NAME_MATCH.search(line) and "__main__" not in line
     ]
     assert not bad, bad
+
+
+def _lint_imports(*args: str) -> subprocess.CompletedProcess:
+    code = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_the_import_linter_contracts_hold() -> None:
+    """Issue 40: the stage layers and forbidden imports as import-linter contracts
+    (``[tool.importlinter]`` in pyproject.toml), run on the sources as ``lint-imports`` does."""
+    proc = _lint_imports()
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "Contracts: 3 kept, 0 broken." in proc.stdout
+
+
+def test_the_import_linter_sees_a_broken_layer(tmp_path: Path) -> None:
+    """The same tool with the layers upside down (model above ingest's shared leaf, common
+    on top) must fail: the contracts are checked, not just parsed."""
+    cfg = tmp_path / "contracts.ini"
+    cfg.write_text(
+        "[importlinter]\nroot_package = engine\n\n[importlinter:contract:upside-down]\n"
+        "name = upside down\ntype = layers\nlayers =\n    engine.common\n    engine.model\n",
+        encoding="utf-8",
+    )
+    proc = _lint_imports("--config", str(cfg))
+    assert proc.returncode != 0 and "upside down BROKEN" in proc.stdout, proc.stdout[-2000:]

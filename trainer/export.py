@@ -162,7 +162,7 @@ def projection_nodes(path: Path) -> list[str]:
 
 
 def quantize(fp32: Path, int8: Path, exclude: list[str]) -> None:
-    from engine.model.offline import load_onnxruntime
+    from engine.common.offline import load_onnxruntime
 
     load_onnxruntime()  # telemetry off before onnxruntime.quantization imports it
     from onnxruntime.quantization import QuantType, quantize_dynamic

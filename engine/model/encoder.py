@@ -127,7 +127,7 @@ class SparseEncoder:
     def __init__(
         self, bundle_dir: Path | str | None = None, threads: int | None = None, onnx_file: str | None = None
     ):
-        from engine.model.offline import load_onnxruntime
+        from engine.common.offline import load_onnxruntime
 
         ort = load_onnxruntime()  # telemetry off: nothing may leave the machine
         self.bundle_dir = Path(bundle_dir) if bundle_dir else default_bundle_dir()
