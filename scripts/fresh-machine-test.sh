@@ -26,6 +26,9 @@ if [ ! -x "$ROOTFS/usr/bin/python3" ]; then
   debootstrap --variant=minbase --include=python3,python3-venv,python3-pip,git,ca-certificates \
     bookworm "$ROOTFS" http://deb.debian.org/debian
 fi
+# debootstrap writes no /etc/hosts; an installed Debian has one naming localhost (the
+# trainer's two-process tests rendezvous on it)
+[ -f "$ROOTFS/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' > "$ROOTFS/etc/hosts"
 mounts=()
 bind() {  # bind SRC onto the same path in the chroot (read-only with "ro")
   local src=$1 dst="$ROOTFS$1"
