@@ -399,7 +399,10 @@ class PreviewPane(QWidget):
         self.next_btn.setEnabled(many)
         n = len(self.hits)
         if self.hits and self.current >= 0:
-            label = f"Hit {self.current + 1} of {n}"
+            # the pane opens on the best hit, which need not be the first in the text: say so,
+            # or "Hit 3 of 4" reads as if the first two were skipped (issue 36, item 10)
+            best = "Best hit" if self.hits[self.current].best else "Hit"
+            label = f"{best} {self.current + 1} of {n}"
         else:  # the answer is a header line: the text's hits are still there to go through
             label = f"{n} more hit{'s' if n != 1 else ''} in the text" if self.hits else ""
         if self.partial is not None:

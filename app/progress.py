@@ -22,9 +22,18 @@ def progress_percent(p) -> int:
     return max(0, min(100, round(100 * done / total)))
 
 
-def progress_text(p, paused: bool = False) -> str:
+#: What an indexing run is doing when it is part of a model job (``IndexingIndicator.context``):
+#: the re-encoding after an adaptation read "Indexing · 0 of 231 files" (issue 36, item 10).
+CONTEXTS = {
+    "adapt": "Re-encoding your documents with the adapted model",
+    "restore": "Going back to the previous model",
+}
+
+
+def progress_text(p, paused: bool = False, context: str | None = None) -> str:
     """One line for the indicator. ``paused`` (the user paused; the run may not have
-    stopped yet): "Paused" or "Pausing…" with what is done, no rate and no time left."""
+    stopped yet): "Paused" or "Pausing…" with what is done, no rate and no time left.
+    ``context``: a key of ``CONTEXTS`` naming the model job an indexing run belongs to."""
     if isinstance(p, AdaptProgress):
         if p.phase == "vocabulary":
             return "Adapting the model · learning new words from your documents"
@@ -38,6 +47,8 @@ def progress_text(p, paused: bool = False) -> str:
     if halted:
         phase = "paused" if phase == "paused" else "pausing…"
     bits = [phase[:1].upper() + phase[1:]]
+    if context in CONTEXTS and not halted and phase in ("scanning", "indexing", "committing"):
+        bits = [CONTEXTS[context]]
     if p.files_total:
         bits.append(f"{format_count(p.files_done)} of {format_count(p.files_total)} files")
     elif p.files_done:
@@ -59,6 +70,8 @@ class IndexingIndicator(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("indexing")
+        #: the model job ("adapt", "restore") the running indexing belongs to, else None
+        self.context: str | None = None
         self.label = ElidedLabel(min_chars=12)  # shrinks before the status message does
         self.label.setObjectName("indexingLabel")
         self.bar = QProgressBar()
@@ -100,7 +113,7 @@ class IndexingIndicator(QWidget):
 
     def set_progress(self, p) -> None:
         self.last = p
-        self.label.setText(progress_text(p, paused=self.pause_btn.isChecked()))
+        self.label.setText(progress_text(p, paused=self.pause_btn.isChecked(), context=self.context))
         self.update_range()
         self.bar.setValue(progress_percent(p))
         self.bar.setFormat("%p%")

@@ -119,6 +119,8 @@ class Banner(QFrame):
         super().__init__(parent)
         self.setObjectName("banner")
         self.path: str | None = None
+        self.warning = False
+        self.topic: str | None = None
         self.label = QLabel()
         self.label.setObjectName("bannerText")
         self.label.setWordWrap(True)
@@ -135,7 +137,7 @@ class Banner(QFrame):
         self.close_btn.setAutoRaise(True)
         self.close_btn.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_TitleBarCloseButton))
         self.close_btn.setToolTip("Close this notice")
-        self.close_btn.clicked.connect(self.dismiss)
+        self.close_btn.clicked.connect(lambda: self.dismiss())  # not dismiss(checked)
         row = QHBoxLayout(self)
         row.setContentsMargins(12, 6, 6, 6)
         row.addWidget(self.label, 1)
@@ -143,8 +145,16 @@ class Banner(QFrame):
         row.addWidget(self.close_btn, 0, Qt.AlignmentFlag.AlignTop)
         self.hide()
 
-    def show_notice(self, text: str, path: str | None = None, warning: bool = False) -> None:
+    def show_notice(
+        self, text: str, path: str | None = None, warning: bool = False, topic: str | None = None
+    ) -> None:
+        """``topic``: what the notice is about ("adaptation"), so that what changes it (a
+        restore, a new adaptation) can close it."""
         self.path = path
+        self.topic = topic
+        #: an orange notice of something that went wrong (a file that would not open, an
+        #: adaptation cancelled): it is about the moment, and a new question closes it
+        self.warning = warning
         self.label.setText(text)
         self.copy_btn.setVisible(path is not None)
         colour = "#fde2c4" if warning else "palette(alternate-base)"
@@ -161,7 +171,11 @@ class Banner(QFrame):
         if self.path is not None:
             QGuiApplication.clipboard().setText(self.path)
 
-    def dismiss(self) -> None:
+    def dismiss(self, topic: str | None = None) -> None:
+        """Close the notice (with ``topic``: only a notice about that)."""
+        if topic is not None and (self.topic != topic or not self.isVisible()):
+            return
         self.hide()
         self.path = None
+        self.topic = None
         self.closed.emit()

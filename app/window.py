@@ -759,6 +759,8 @@ class MainWindow(QMainWindow):
             self.preview.clear()
             self._idle_page()
             return
+        if self.banner.isVisible() and self.banner.warning and question != self._last_query:
+            self.banner.dismiss()  # what went wrong before this question (issue 36, item 10)
         self._last_query = question
         self._remember(question)
         self._searching = True
@@ -1116,9 +1118,10 @@ class MainWindow(QMainWindow):
         if o is None:
             return
         if o.kind == "adapt":
-            self.banner.show_notice(adaptation_outcome(o, status), warning=o.outcome != "done")
+            self.banner.show_notice(adaptation_outcome(o, status), warning=o.outcome != "done", topic="adaptation")
             self.statusBar().showMessage(self.banner.text(), 15000)
         elif o.kind == "restore":
+            self.banner.dismiss(topic="adaptation")  # "Adapted model in use" is no longer true
             live = (status.get("generation") or {}).get("model") or ""
             self.statusBar().showMessage(
                 f"Previous model restored ({live}): {format_count(int(status.get('files_ok') or 0))} files, "
@@ -1159,12 +1162,15 @@ class MainWindow(QMainWindow):
     def _start_adaptation(self) -> None:
         self.act_adapt.setEnabled(False)
         self._model_job = True
+        self.indicator.context = "adapt"
+        self.banner.dismiss(topic="adaptation")  # the last adaptation's outcome is not this one's
         self.backend.adapt_model(steps=self.adapt_steps)
 
     def restore_model(self) -> None:
         if self.backend.is_ready:
             self.act_restore.setEnabled(False)
             self._model_job = True
+            self.indicator.context = "restore"
             self.backend.restore_model()
 
     def _maybe_adapt_automatically(self, final: Any) -> None:
@@ -1214,6 +1220,7 @@ class MainWindow(QMainWindow):
 
     def _index_finished(self, final: Any, error: str) -> None:
         model_job, self._model_job = self._model_job, False
+        self.indicator.context = None
         if error:
             return
         if final is not None:

@@ -189,6 +189,12 @@ def test_question_shows_known_answer_first_and_preview_highlights_it(qtbot, open
         view = window.preview.text
         assert view.viewport().rect().intersects(view.cursorRect()), "answer not scrolled into view"
         assert expected in collapse(view.toPlainText())
+        # it opens on the best hit and says so, wherever that hit is in the text
+        preview, n = window.preview, len(window.preview.hits)
+        assert preview.hit_label.text().startswith(f"Best hit {preview.current + 1} of {n}")
+        if n > 1:  # another hit is only a hit
+            preview.next_hit()
+            assert preview.hit_label.text().startswith(f"Hit {preview.current + 1} of {n}")
 
 
 def test_email_answer_shows_sender_recipients_subject_and_date(qtbot, open_window, sample_home):

@@ -88,6 +88,18 @@ def test_progress_line_and_percent():
     assert progress_percent(P(phase="done")) == 100
 
 
+def test_a_model_jobs_indexing_says_what_it_is():
+    """Issue 36, item 10: adaptation's re-encoding read "Indexing · 0 of 231 files"."""
+    p = P(phase="indexing", files_done=0, files_total=231, sentences_done=0, rate=None, eta_s=None)
+    assert progress_text(p).startswith("Indexing · 0 of 231 files")  # an ordinary run
+    adapt = progress_text(p, context="adapt")
+    assert adapt.startswith("Re-encoding your documents with the adapted model · 0 of 231 files")
+    assert progress_text(p, context="restore").startswith("Going back to the previous model · 0 of 231")
+    # paused, or done, it says that instead
+    assert progress_text(p, paused=True, context="adapt").startswith(("Paused", "Pausing…"))
+    assert progress_text(P(phase="done", files_done=231, files_total=231), context="adapt").startswith("Done")
+
+
 def test_an_apple_mail_folder_is_a_mail_store(tmp_path):
     """File ▸ Add mail store takes ~/Library/Mail: its .emlx files are e-mail (the first line
     is a byte count, so the headers are not where a sniff looks)."""

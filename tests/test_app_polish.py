@@ -298,8 +298,8 @@ def test_window_fits_half_a_1366_screen_with_filters_and_preview(qtbot, open_win
     doc.setHtml(meta.text())
     doc.setTextWidth(meta.width())
     assert doc.idealWidth() <= meta.width(), (doc.idealWidth(), meta.width())
-    hit = window.preview.hit_label  # "Hit 1 of N" whole, beside the arrows
-    assert hit.text().startswith("Hit 1 of")
+    hit = window.preview.hit_label  # "Best hit 1 of N" whole, beside the arrows
+    assert re.match(r"(Best hit|Hit) \d+ of \d+", hit.text()), hit.text()
     qtbot.waitUntil(lambda: hit.width() >= hit.sizeHint().width(), timeout=WAIT_MS)  # once laid out again
     # the filter panel shows its rows whole: nothing scrolls sideways
     assert not window.filters.horizontalScrollBar().isVisible()
@@ -646,3 +646,39 @@ def test_more_results_of_the_same_search(open_window, qtbot, sample_home):
     assert len(more.answers) == 6 and window.model.rowCount() == 6
     assert [a.doc_key for a in more.answers[:3]] == [a.doc_key for a in first.answers]
     assert window.results.currentIndex().row() == 1
+
+
+def test_a_new_question_closes_an_orange_notice_but_not_a_plain_one(qtbot, open_window, sample_home):
+    """Issue 36, item 10: orange banners (a file that would not open, an adaptation
+    cancelled) stayed across new questions until closed. They are about that moment: a new
+    question closes them; a plain notice (the index being rebuilt for a new model) stays."""
+    window = open_window(sample_home.home)
+    window.banner.show_notice("The file could not be opened", path="/nowhere/x.pdf", warning=True)
+    test_app.type_question(qtbot, window, "What was the Norman religion?")
+    assert not window.banner.isVisible()
+    window.banner.show_notice("Rebuilding the index for a new search model. ...")
+    test_app.type_question(qtbot, window, "Who introduced plague to Europe?")
+    assert window.banner.isVisible() and window.banner.text().startswith("Rebuilding")
+    window.banner.show_notice("The file could not be opened", warning=True)
+    test_app.type_question(qtbot, window, "Who introduced plague to Europe?")  # the same question again
+    assert window.banner.isVisible()  # re-asked (Enter again): the notice is still about it
+
+
+def test_the_adaptation_notice_follows_the_model(qtbot, open_window, sample_home):
+    """Issue 36, item 4: "Adapted model in use" stayed after Restore, and a cancelled
+    adaptation's orange notice stayed during the next run. A notice about adaptation closes
+    when the model changes again; others stay; the close button still closes any."""
+    from app.backend import JobOutcome
+
+    window = open_window(sample_home.home)
+    banner = window.banner
+    banner.show_notice("Adapted model in use: sparc-tiny+adapted.", topic="adaptation")
+    window._pending_report = JobOutcome("restore", None, "done")
+    window._report_outcome(window.last_status)
+    assert not banner.isVisible()  # restored: the notice was no longer true
+    banner.show_notice("Rebuilding the index for a new search model.")
+    window._pending_report = JobOutcome("restore", None, "done")
+    window._report_outcome(window.last_status)
+    assert banner.isVisible()  # not about adaptation: it stays
+    banner.close_btn.click()
+    assert not banner.isVisible()
