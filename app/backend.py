@@ -420,6 +420,7 @@ class Backend(QObject):
                     on_adapt=progress,
                     progress=progress,
                     cancel=cancel,
+                    pause=self._pause,
                 )
             else:
                 self.engine.restore_model(progress=progress)

@@ -106,6 +106,7 @@ def main(
                     on_adapt=progress,
                     progress=progress,
                     cancel=cancel,
+                    pause=pause,
                 )
                 final = latest[0]
             elif task == "restore":

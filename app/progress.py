@@ -38,6 +38,8 @@ def progress_text(p, paused: bool = False, context: str | None = None) -> str:
         if p.phase == "vocabulary":
             return "Adapting the model · learning new words from your documents"
         bits = [f"Adapting the model · step {format_count(p.step)} of {format_count(p.steps)}"]
+        if paused:  # training waits between steps until resumed
+            return " · ".join([*bits, "paused"])
         if p.eta_s is not None and p.step < p.steps:
             bits.append(f"about {format_duration(p.eta_s)} left")
         bits.append("then your documents are re-encoded")

@@ -289,3 +289,25 @@ def test_plain_torch_body_matches_transformers():
             a = ref(inputs_embeds=emb, attention_mask=mask, token_type_ids=types).last_hidden_state
             b = mine(inputs_embeds=emb, attention_mask=mask, token_type_ids=types).last_hidden_state
         assert torch.allclose(a, b, atol=1e-5), (name, (a - b).abs().max())
+
+
+def test_adaptation_waits_while_paused(tmp_path: Path) -> None:
+    """Issue 36, item 4: Pause turned to ▶ but training went on (steps 107 -> 118 in 20 s).
+    Training now waits between steps while paused: no step is taken during the pause, and
+    it goes on to the end after it. (The pause is a callable here: five polls say paused.)"""
+    steps: list[int] = []
+    polls: list[int] = []
+
+    def on_progress(p) -> None:
+        if p.phase == "training":
+            steps.append(p.step)
+
+    def paused() -> bool:
+        if len(steps) >= 2 and len(polls) < 5:  # paused once two steps are done
+            polls.append(len(steps))
+            return True
+        return False
+
+    adapt_bundle(BUNDLE, corpus(), tmp_path / "a", steps=4, threads=1, progress=on_progress, paused=paused)
+    assert polls == [2, 2, 2, 2, 2]  # asked five times while paused; no step in between
+    assert steps == [1, 2, 3, 4]

@@ -100,6 +100,14 @@ def test_a_model_jobs_indexing_says_what_it_is():
     assert progress_text(P(phase="done", files_done=231, files_total=231), context="adapt").startswith("Done")
 
 
+def test_a_paused_adaptation_says_paused():
+    from engine.common.progress import AdaptProgress
+
+    p = AdaptProgress("training", 107, 500, 2.5, 60.0, 220.0)
+    assert "about" in progress_text(p) and "paused" not in progress_text(p)
+    assert progress_text(p, paused=True) == "Adapting the model · step 107 of 500 · paused"
+
+
 def test_an_apple_mail_folder_is_a_mail_store(tmp_path):
     """File ▸ Add mail store takes ~/Library/Mail: its .emlx files are e-mail (the first line
     is a byte count, so the headers are not where a sniff looks)."""

@@ -653,6 +653,7 @@ class Engine:
         progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
         reencode: bool = True,
+        pause: threading.Event | None = None,
     ) -> Path:
         """Adapt the model to the indexed documents (:mod:`engine.model.adapt`), select the new
         bundle and re-encode every source into a new generation, which goes live when
@@ -662,7 +663,7 @@ class Engine:
         log.info("adaptation started: %d steps on the indexed text of %s", steps, self.layout.home)
         with self._writing("adapting the model"):
             try:
-                out = self._adapt(steps, mlm, vocab_expansion, on_adapt, progress, cancel, reencode)
+                out = self._adapt(steps, mlm, vocab_expansion, on_adapt, progress, cancel, reencode, pause)
             except Cancelled:
                 log.info("adaptation cancelled (the next one resumes where it stopped)")
                 raise
@@ -683,6 +684,7 @@ class Engine:
         progress: Callable[[Progress], None] | None,
         cancel: threading.Event | None,
         reencode: bool,
+        pause: threading.Event | None = None,
     ) -> Path:
         from engine.model.adapt import DEFAULT_MLM, adapt_bundle
 
@@ -714,6 +716,7 @@ class Engine:
                     progress=on_adapt,
                     should_stop=cancel.is_set if cancel is not None else None,
                     state_dir=model_store.adapt_state_dir(home),
+                    paused=pause.is_set if pause is not None else None,
                 )
             except Cancelled:
                 shutil.rmtree(out, ignore_errors=True)
@@ -721,7 +724,7 @@ class Engine:
             model_store.select(home, out)
             self._use_bundle(out)
         if reencode:
-            self.index(None, progress=progress, cancel=cancel)
+            self.index(None, progress=progress, cancel=cancel, pause=pause)
         return self.bundle_dir
 
     def restore_model(self, progress: Callable[[Progress], None] | None = None) -> dict:

@@ -277,8 +277,10 @@ def train_embeddings(
     state_dir: Path | None = None,
     save_every: int = 50,
     fingerprint: str = "",
+    paused: Callable[[], bool] | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """MLM on ``sentences`` updating only ``matrix`` (fp32 [V, d]); returns it and a log."""
+    """MLM on ``sentences`` updating only ``matrix`` (fp32 [V, d]); returns it and a log.
+    While ``paused()`` is true it waits between steps (checkpointed first), as indexing does."""
     import torch
     import torch.nn.functional as F
 
@@ -333,6 +335,10 @@ def train_embeddings(
     pad_id = tokenizer.token_to_id("[PAD]") or 0
     t_train = time.monotonic()
     for step in range(start, settings.steps):
+        if paused is not None and paused() and not (should_stop is not None and should_stop()):
+            save(step)  # a long pause must not hold the only copy of the work
+            while paused() and not (should_stop is not None and should_stop()):
+                time.sleep(0.05)
         if should_stop is not None and should_stop():
             save(step)
             raise Cancelled(f"adaptation stopped at step {step} of {settings.steps}; it resumes from there")
@@ -383,9 +389,11 @@ def adapt_bundle(
     progress: Callable[[AdaptProgress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     state_dir: Path | None = None,
+    paused: Callable[[], bool] | None = None,
 ) -> Path:
     """Write to ``out_dir`` a complete bundle whose embedding matrix was adapted to
-    ``sentences`` (the user's corpus, in document order). Returns ``out_dir``."""
+    ``sentences`` (the user's corpus, in document order). Returns ``out_dir``. While
+    ``paused()`` says so, training waits between steps (``should_stop`` still ends it)."""
     from engine.model.features import load_tokenizer
     from engine.model.vocab import expand_vocabulary
 
@@ -430,6 +438,7 @@ def adapt_bundle(
         threads=threads,
         progress=progress,
         should_stop=should_stop,
+        paused=paused,
         state_dir=state_dir,
         fingerprint=fingerprint,
     )
