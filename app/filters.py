@@ -163,6 +163,9 @@ class FilterPanel(QScrollArea):
         self.sender.textChanged.connect(lambda t: not t and self.changed.emit())
         self.mailbox.lineEdit().editingFinished.connect(self.changed)
         self.mailbox.activated.connect(lambda _i: self.changed.emit())
+        # a chosen label is shown from its start ("Documents (fischer-m)", not "uments
+        # (fischer-m)" scrolled to its end; issue 36, item 10), whole in the tooltip
+        self.mailbox.currentTextChanged.connect(self._show_mailbox_start)
         self.mailbox.lineEdit().textChanged.connect(lambda t: not t and self.changed.emit())
         grid.addWidget(QLabel("Sender"), 0, 0)
         grid.addWidget(self.sender, 0, 1)
@@ -240,6 +243,13 @@ class FilterPanel(QScrollArea):
                     Qt.ItemDataRole.ToolTipRole,
                 )
             self.mailbox.setEditText(text)
+        # the list opens as wide as its longest label, whatever the panel's width
+        view = self.mailbox.view()
+        view.setMinimumWidth(view.sizeHintForColumn(0) + view.verticalScrollBar().sizeHint().width() + 8)
+
+    def _show_mailbox_start(self, text: str) -> None:
+        self.mailbox.lineEdit().setCursorPosition(0)
+        self.mailbox.lineEdit().setToolTip(text)
 
     # ------------------------------------------------------------------ dates
 

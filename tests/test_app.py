@@ -980,6 +980,10 @@ def test_mailboxes_of_the_same_name_are_told_apart(qtbot, open_window, mail_home
         answers = refilter(qtbot, window, lambda i=i: (box.setCurrentIndex(i), box.activated.emit(i)))
         assert answers and {Path(a.path).parent.parent.name for a in answers} == {person}
         assert {a.fields["mailbox"] for a in answers} == {"all_documents"}
+        # the chosen label reads from its start however narrow the field (issue 36, item 10)
+        assert box.lineEdit().cursorPosition() == 0 and box.lineEdit().toolTip() == labels[i]
+    view = box.view()  # the list opens wide enough for its longest label
+    assert view.minimumWidth() >= max(view.fontMetrics().horizontalAdvance(t) for t in labels)
 
 
 def test_date_presets_and_typed_dates_filter_results(qtbot, open_window, mail_home):
