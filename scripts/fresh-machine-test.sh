@@ -26,9 +26,10 @@ if [ ! -x "$ROOTFS/usr/bin/python3" ]; then
   debootstrap --variant=minbase --include=python3,python3-venv,python3-pip,git,ca-certificates \
     bookworm "$ROOTFS" http://deb.debian.org/debian
 fi
-# debootstrap writes no /etc/hosts; an installed Debian has one naming localhost (the
-# trainer's two-process tests rendezvous on it)
-[ -f "$ROOTFS/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' > "$ROOTFS/etc/hosts"
+# debootstrap writes no /etc/hosts; an installed machine has one naming localhost (the
+# trainer's two-process tests rendezvous on it): the host's, as its network is the chroot's
+# (a written Debian default, with ::1 first for localhost, hung those tests in a sandbox
+# without IPv6 loopback)
 mounts=()
 bind() {  # bind SRC onto the same path in the chroot (read-only with "ro")
   local src=$1 dst="$ROOTFS$1"
@@ -43,6 +44,8 @@ trap cleanup EXIT
 trap "exit 130" INT TERM  # so that a stopped run unmounts too
 bind /proc; bind /sys; bind /dev; bind /dev/pts
 bind /etc/resolv.conf ro
+[ -e "$ROOTFS/etc/hosts" ] || touch "$ROOTFS/etc/hosts"
+bind /etc/hosts ro
 for p in /opt/wheels /opt/pypi /opt/pypi-more /etc/pip.conf /etc/xdg/pip /root/.config/pip /etc/ssl/certs/ca-certificates.crt; do
   bind "$p" ro
 done
