@@ -848,8 +848,13 @@ def addresses(value: str) -> list[str]:
 _PERSON = re.compile(r'(?:"[^"]*(?:"|$)|<[^>]*(?:>|$)|[^,"<])+')
 
 
+#: An e-mail address in text (a name's part, "@", a domain of two labels or more): the one
+#: definition the engine uses, here and in the search stage (issue 40: there were three).
+ADDRESS = r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)+"
+EMAIL_ADDRESS = re.compile(ADDRESS)
+
 #: Bare addresses separated by spaces alone ("ann@x.org bob@y.org"), as some mailers write a list.
-_SPACED_ADDRESSES = re.compile(r"\s*<?[\w.+'-]+@[\w.-]+>?(?:\s+<?[\w.+'-]+@[\w.-]+>?)+\s*")
+_SPACED_ADDRESSES = re.compile(rf"\s*<?{ADDRESS}>?(?:\s+<?{ADDRESS}>?)+\s*")
 
 
 def people_of(value: str) -> list[str]:

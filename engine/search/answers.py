@@ -29,7 +29,7 @@ import numpy as np
 
 from engine.index.sentences import IndexFilters, IndexHit, SentenceIndex
 from engine.ingest.documents import LINE_KINDS
-from engine.ingest.mail import RECIPIENT_FIELDS, people_of
+from engine.ingest.mail import EMAIL_ADDRESS, RECIPIENT_FIELDS, people_of
 from engine.model.bundle import Bundle
 from engine.model.encoder import default_bundle_dir
 from engine.search.defaults import DEFAULT_FUSION, FUSIONS
@@ -740,7 +740,6 @@ def date_hit(meta: dict[str, Any], score: float) -> Hit | None:
 
 
 _ADDRESS_QUESTION = re.compile(r"\be-?mail\s+address(?:es)?\b|\baddress(?:es)?\s+to\s+e-?mail\b", re.I)
-_EMAIL_ADDRESS = re.compile(r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def wanted_address(question: str) -> frozenset[str]:
@@ -756,7 +755,7 @@ def _address_words(meta: dict[str, Any], names: frozenset[str]) -> int:
     address): in "To: jeff.royed@x.com, luchas.johnson@x.com" nobody is Jeff Johnson,
     whereas "To: jeff.johnson@x.com" holds both words in one address."""
     text = meta.get("text") or ""
-    if not names or not _EMAIL_ADDRESS.search(text):
+    if not names or not EMAIL_ADDRESS.search(text):
         return 0
     return max((len(names & words) for _, words in _people_words(text, meta.get("field") in _PEOPLE_FIELDS)), default=0)
 
@@ -786,7 +785,7 @@ def address_shown(text: str, names: frozenset[str]) -> int:
     for person, words in _people_words(text, bool(_PEOPLE_LINE.match(text))):
         if not names <= words:
             continue
-        for address in _EMAIL_ADDRESS.findall(person):
+        for address in EMAIL_ADDRESS.findall(person):
             local = address.split("@", 1)[0].lower()
             best = max(best, 2 if any(len(n) > 2 and n in local for n in names) else 1)
     return best
