@@ -52,6 +52,12 @@ sd = load_file(sys.argv[1]); save_file({k: v.half() for k, v in sd.items()}, sys
   tree=$(git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1)
   carried=$(du -sb .gpu | cut -f1)
   echo "tracked tree $((tree >> 20)) MiB + .gpu $((carried >> 20)) MiB = $(((tree + carried) >> 20)) MiB (at most 64)"
+  if [ $(((tree + carried) >> 20)) -ge 64 ]; then
+    # since 0.4.0 both bundles are in the tree (assets/sparc-tiny, assets/sparc-tiny-0.3.0):
+    # make room before a device run (the closing note of 2026-11-27 names two ways)
+    echo "too big for the device's 64 MiB: the run would not start" >&2
+    exit 1
+  fi
   ;;
 train)
   budget=${1:-480}
