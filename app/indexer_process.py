@@ -78,7 +78,11 @@ def main(
     try:  # HOME/logs/indexer.log (the window's process writes sparcdesk.log)
         from engine.home import logs
 
-        logs.setup(getattr(spec, "home", None), name=logs.INDEXER_LOG_FILE)
+        logs.setup(
+            getattr(spec, "home", None),
+            name=logs.INDEXER_LOG_FILE,
+            started=f"indexing process of the window (pid {os.getppid()}) started: {task}",
+        )
     except Exception as exc:  # a log file is a nicety, never a reason not to index
         print(f"sparcdesk indexer: no log file ({type(exc).__name__}: {exc})", file=sys.stderr)
     last = 0.0

@@ -161,3 +161,19 @@ def test_an_indexing_run_and_each_problem_file_are_logged(tmp_path, clean_loggin
     assert "indexing finished: 2 of 2 files done (1 indexed, 1 with problems" in text
     assert f"{src / 'blob.txt'}: binary data" in text
     assert "blob.txt" not in capsys.readouterr().err
+
+
+def test_the_indexing_process_says_what_it_is(tmp_path, clean_logging):
+    """Issue 36, item 8: indexer.log repeated "sparcdesk gui started" for every indexing
+    process, as if the app had started again. Its line says what it is; the app's says the app."""
+    home = tmp_path / "home"
+    path = logs.setup(home, name=logs.INDEXER_LOG_FILE, started="indexing process of the window (pid 7) started: index")
+    for h in logging.getLogger().handlers:
+        h.flush()
+    text = path.read_text(encoding="utf-8")
+    assert "indexing process of the window (pid 7) started: index (pid " in text
+    assert "sparcdesk " + logs.__version__ + " started" not in text
+    app_log = logs.setup(home)
+    for h in logging.getLogger().handlers:
+        h.flush()
+    assert "sparcdesk " + logs.__version__ + " started" in app_log.read_text(encoding="utf-8")

@@ -44,11 +44,14 @@ def setup(
     console: int | None = None,
     max_bytes: int = MAX_BYTES,
     backups: int = BACKUPS,
+    started: str | None = None,
 ) -> Path | None:
     """Send this process's log records to ``HOME/logs/<name>`` (rotating) and, with
     ``console`` (a level), to stderr as well. Calling it again replaces the file handler (another home, say).
     Returns the log file, or None when the folder cannot be written (logging then goes
-    to stderr only: a read-only home must not stop the app)."""
+    to stderr only: a read-only home must not stop the app). ``started``: the line that says
+    who started logging, instead of the program's own start line (the window's indexing
+    process wrote "sparcdesk gui started" once per run, as if the app had started again)."""
     root = logging.getLogger()
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     # A log record that cannot be written (a full disk) is dropped, not printed to the
@@ -80,6 +83,9 @@ def setup(
     handler._sparcdesk_file = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     _hook_uncaught()
+    if started is not None:
+        logging.getLogger("sparcdesk").info("%s (pid %d)", started, os.getpid())
+        return path
     logging.getLogger("sparcdesk").info(
         "sparcdesk %s started (%s; Python %s on %s %s%s; pid %d)",
         __version__,
