@@ -66,16 +66,7 @@ def engine_modules() -> frozenset[str]:
 def edges() -> dict[str, set[str]]:
     """Engine module -> the engine modules it imports (``from engine.x import y`` counts as
     an import of ``engine.x.y`` when that is a module)."""
-    known = engine_modules()
-    graph: dict[str, set[str]] = {}
-    for name, _, tree in sources("engine"):
-        out = graph.setdefault(name, set())
-        for module, names, _ in imports(name, tree):
-            if not module.startswith("engine"):
-                continue
-            targets = [f"{module}.{n}" for n in names if f"{module}.{n}" in known] or [module]
-            out.update(t for t in targets if t in known and t != name and t != "engine")
-    return graph
+    return package_edges("engine")
 
 
 def test_engine_is_its_stages() -> None:
@@ -86,8 +77,8 @@ def test_engine_is_its_stages() -> None:
 
 
 def package_edges(package: str) -> dict[str, set[str]]:
-    """Module -> the modules of the same top-level ``package`` it imports (app/, bench/)."""
-    known = frozenset(name for name, _, _ in sources(package))
+    """Module -> the modules of the same top-level ``package`` it imports (engine/, app/, bench/)."""
+    known = engine_modules() if package == "engine" else frozenset(name for name, _, _ in sources(package))
     graph: dict[str, set[str]] = {}
     for name, _, tree in sources(package):
         out = graph.setdefault(name, set())
@@ -128,25 +119,7 @@ def test_no_import_cycle_in_the_app_or_the_benchmarks() -> None:
 
 
 def test_no_import_cycle_inside_the_engine() -> None:
-    graph = edges()
-    state: dict[str, int] = {}
-    stack: list[str] = []
-    cycles: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                cycles.append([*stack[stack.index(nxt) :], nxt])
-            elif nxt not in state:
-                visit(nxt)
-        stack.pop()
-        state[node] = 2
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node)
+    cycles = find_cycles(edges())
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
@@ -163,21 +136,8 @@ def test_no_import_cycle_between_stages() -> None:
     """Issue 40: modules without cycles can still make stages that import each other (home
     held the repair protocol, which imports index and catalog, which import home's file
     helpers). The stages must form layers."""
-    graph = stage_edges()
-    cycles = [(a, b) for a in sorted(graph) for b in sorted(graph[a]) if a < b and a in graph.get(b, set())]
-    longer: list[str] = []
-
-    def reach(start: str) -> set[str]:
-        seen, todo = set(), list(graph.get(start, ()))
-        while todo:
-            n = todo.pop()
-            if n not in seen:
-                seen.add(n)
-                todo.extend(graph.get(n, ()))
-        return seen
-
-    longer = [s for s in sorted(graph) if s in reach(s)]
-    assert not cycles and not longer, f"stages that import each other: {cycles}; stages on a cycle: {longer}"
+    cycles = find_cycles(stage_edges())
+    assert not cycles, "stages on a cycle: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
 def test_the_stage_check_sees_a_cycle(monkeypatch) -> None:
@@ -190,6 +150,7 @@ def test_the_stage_check_sees_a_cycle(monkeypatch) -> None:
     monkeypatch.setattr(__import__(__name__), "edges", lambda: fake)
     graph = stage_edges()
     assert graph == {"home": {"index"}, "index": {"home"}}
+    assert find_cycles(graph) == [["home", "index", "home"]]
 
 
 def test_the_import_reader_sees_a_late_import() -> None:
