@@ -316,8 +316,9 @@ def _find_nearest(text: str, needle: str, hint: int | None) -> int | None:
 
 
 #: Sentences per second the default model (sparc-tiny 0.4.0) indexes at end to end on a 2-core
-#: laptop CPU (``python -m bench.model_cost``, docs/training.md): the forecast of a rebuild.
-REBUILD_RATE = 80.0
+#: CPU: 97.0 in ``python -m bench.model_cost`` (``bench/results/model-cost-20261127-230016.json``,
+#: docs/training.md): the forecast of a rebuild.
+REBUILD_RATE = 97.0
 
 
 def _model_label(model: str) -> str:
