@@ -684,16 +684,15 @@ class Backend(QObject):
         rebuilds it; :meth:`catch_up` does the same without the watch)."""
         if self.engine is None or self._closed:
             return
-
-        def done(rebuild: ModelRebuild | None) -> None:
-            if rebuild is not None and not self._closed:
-                self.model_rebuild.emit(rebuild)
-
         self.query_lane.submit(
             lambda: model_rebuild(self.engine.status()) if self.engine.sources() else None,
-            done,
+            self._report_rebuild,
             lambda e, tb: log.warning("model check failed:\n%s", tb),
         )
+
+    def _report_rebuild(self, rebuild: ModelRebuild | None) -> None:
+        if rebuild is not None and not self._closed:
+            self.model_rebuild.emit(rebuild)
 
     def catch_up(self) -> None:
         """Resume an indexing run cut short (quitting, a crash): when a source never finished
@@ -716,8 +715,7 @@ class Backend(QObject):
 
         def done(result: tuple[bool, ModelRebuild | None]) -> None:
             needed, rebuild = result
-            if rebuild is not None and not self._closed:
-                self.model_rebuild.emit(rebuild)
+            self._report_rebuild(rebuild)
             if needed and not self._closed:
                 self.update_index(None)
 
