@@ -40,6 +40,7 @@ from app.icons import kind_icon
 
 BEST_COLOR = QColor("#ffd54f")  # the hit being looked at
 OTHER_COLOR = QColor("#fff3c4")  # the document's other hits
+QUOTED_COLOR = QColor("#6e6e6e")  # a reply's quoted history: shown whole, dimmed below its own words
 MAX_PREVIEW_CHARS = 1_000_000  # longer documents are previewed around the answer
 NO_TEXT = (
     "No text of this file is indexed: it is empty, could not be read, or is in a format that is"
@@ -87,6 +88,7 @@ class PreviewPane(QWidget):
         self.hits: list[HitSpan] = []
         self.current = -1
         self.partial: tuple[int, int, int] | None = None  # (shown from, to, of total) for long texts
+        self.quoted = False  # a reply's quoted history is shown (dimmed)
         #: Set by :meth:`refresh_answer`: (scroll position, start of the hit looked at) to keep
         #: when the refreshed text arrives.
         self._keep_place: tuple[int, int] | None = None
@@ -197,6 +199,7 @@ class PreviewPane(QWidget):
         self.hits = []
         self.current = -1
         self.partial = None
+        self.quoted = False
         self.icon.clear()
         self.title.setText("")
         self.meta.setText("")
@@ -233,6 +236,7 @@ class PreviewPane(QWidget):
         self.hits = []
         self.current = -1
         self.partial = None
+        self.quoted = False
         self.icon.setPixmap(kind_icon(answer.kind).pixmap(32, 32))
         self.title.setText(display_title(answer))
         self.meta.setText(self._meta_html(answer))
@@ -303,6 +307,7 @@ class PreviewPane(QWidget):
         empty = NO_ATTACHMENT_TEXT if (self.answer.fields or {}).get("attachment_of") else NO_TEXT
         self.text.setPlaceholderText("" if text.strip() else empty)
         self.text.setPlainText(shown)
+        self.quoted = self._dim_quoted(shown, lo)
         self.hits = [
             HitSpan(qt_offset(shown, a - lo), qt_offset(shown, b - lo), best, score)
             for a, b, best, score in spans
@@ -320,6 +325,24 @@ class PreviewPane(QWidget):
         self.current = next((i for i, h in enumerate(self.hits) if h.start == looked_at), self.current)
         self._show_current(move=False)
         self.text.verticalScrollBar().setValue(scroll)
+
+    def _dim_quoted(self, shown: str, lo: int) -> bool:
+        """Grey from where a reply's quoted history starts (the catalog's ``quoted_at``) to
+        the end: the earlier messages stay readable and searchable, and do not read as what
+        this message says (issue 36, item 1). True when some of it is shown."""
+        try:
+            at = int((self.answer.fields or {}).get("quoted_at") or -1) - lo
+        except (TypeError, ValueError):
+            return False
+        if at < 0 or at >= len(shown):
+            return False
+        cur = QTextCursor(self.text.document())
+        cur.setPosition(qt_offset(shown, at))
+        cur.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        fmt = QTextCharFormat()
+        fmt.setForeground(QUOTED_COLOR)
+        cur.mergeCharFormat(fmt)
+        return True
 
     def set_error(self, doc_key: str, message: str) -> None:
         if doc_key != self.doc_key:
@@ -405,6 +428,8 @@ class PreviewPane(QWidget):
             label = f"{best} {self.current + 1} of {n}"
         else:  # the answer is a header line: the text's hits are still there to go through
             label = f"{n} more hit{'s' if n != 1 else ''} in the text" if self.hits else ""
+        if self.quoted:
+            label += f"{' · ' if label else ''}the messages it quotes in grey"
         if self.partial is not None:
             lo, hi, total = self.partial
             label += f"{' · ' if label else ''}showing characters {lo:,}–{hi:,} of {total:,}"

@@ -30,7 +30,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("engine.api.facade")
 
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, QUrl, Slot  # noqa: E402
-from PySide6.QtGui import QDesktopServices  # noqa: E402
+from PySide6.QtGui import QColor, QDesktopServices, QTextCursor  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 from test_answers import indexed, kept_twice  # noqa: E402
 
@@ -280,6 +280,42 @@ def test_an_answering_recipient_far_down_a_long_to_list_is_shown_in_the_header(q
     meta = window.preview.meta.text()
     marked = re.search(r">Bcc</td><td><span style=\"background:#ffd54f[^>]*>([^<]*)</span>", meta)
     assert marked and html.unescape(marked.group(1)) == "zed.quinn@example.org", meta
+
+
+def test_a_reply_is_previewed_whole_with_what_it_quotes_dimmed(qtbot, open_window, tmp_path):
+    """Issue 36, item 1: the preview shows a reply with the message it quotes (nothing
+    below "see below" is lost), the quote greyed from where it starts; a message that quotes
+    nothing is not greyed anywhere."""
+    from test_quoted import _original, _reply
+
+    from app.preview import QUOTED_COLOR
+
+    reply = _reply(tmp_path / "mail")
+    _original(tmp_path / "other")  # a message quoting nothing, in another folder
+    home = tmp_path / "home"
+    with Engine(home=home, threads=1) as e:
+        e.index([tmp_path / "mail", tmp_path / "other"])
+    window = open_window(home)
+
+    def colour_at(needle: str) -> QColor:
+        """The text colour of the first character of ``needle`` in the preview."""
+        cur = QTextCursor(window.preview.text.document())
+        cur.setPosition(window.preview.text.toPlainText().index(needle) + 1)
+        return cur.charFormat().foreground().color()
+
+    first = type_question(qtbot, window, "see you on Sunday then").answers[0]
+    assert first.path == str(reply)
+    qtbot.waitUntil(lambda: "cobalt blue" in window.preview.text.toPlainText(), timeout=WAIT_MS)
+    assert colour_at("cobalt blue") == QUOTED_COLOR  # the quoted message, greyed
+    assert colour_at("Jason Wolfe") == QUOTED_COLOR
+    assert colour_at("see you on Sunday") != QUOTED_COLOR  # the reply's own words
+    assert "quotes in grey" in window.preview.hit_label.text()
+    first = type_question(qtbot, window, "lantern room cobalt blue harbour").answers
+    original = next(a for a in first if a.path != str(reply))
+    window.results.setCurrentIndex(window.model.index(first.index(original), 0))
+    qtbot.waitUntil(lambda: window.preview.doc_key == original.doc_key and bool(window.preview.hits), timeout=WAIT_MS)
+    assert colour_at("cobalt blue") != QUOTED_COLOR  # the original itself: its own words
+    assert "quotes in grey" not in window.preview.hit_label.text()
 
 
 def test_an_attachment_says_which_message_it_came_with(qtbot, open_window, tmp_path):

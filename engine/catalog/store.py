@@ -161,6 +161,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         " reaches",
         ("CREATE INDEX idx_messages_subject ON messages(lower(subject))",),
     ),
+    Migration(
+        5,
+        "where a reply's quoted history starts in its text (engine.ingest.mail.QUOTED_AT): the"
+        " preview dims what the reply quotes; rows from before hold none (shown undimmed) until"
+        " their message is indexed again",
+        ('ALTER TABLE "messages" ADD COLUMN "quoted_at" INTEGER',),
+    ),
 )
 #: The catalog's schema, kept in SQLite's ``user_version``: the last step of
 #: :data:`MIGRATIONS`. Opening a catalog of an older schema applies the steps it lacks; one
@@ -262,6 +269,8 @@ class MessageRow:
     subject: str = ""
     mailbox: str = ""
     bcc_addrs: list[str] = field(default_factory=list)
+    #: where the quoted history of a reply starts in its text (None: it quotes nothing)
+    quoted_at: int | None = None
 
 
 @dataclass
@@ -749,7 +758,8 @@ class Catalog:
         with self.transaction():
             self._conn.executemany(
                 """INSERT OR REPLACE INTO messages (key, file, message_id, thread, from_addr, to_addrs,
-                   cc_addrs, date, subject, mailbox, bcc_addrs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   cc_addrs, date, subject, mailbox, bcc_addrs, quoted_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 [
                     (
                         m.key,
@@ -763,6 +773,7 @@ class Catalog:
                         m.subject,
                         m.mailbox,
                         json.dumps(list(m.bcc_addrs)),
+                        m.quoted_at,
                     )
                     for m in messages
                 ],
@@ -826,6 +837,7 @@ class Catalog:
             r["subject"] or "",
             r["mailbox"] or "",
             json.loads(r.get("bcc_addrs") or "[]"),
+            r.get("quoted_at"),
         )
 
     def message(self, key: str) -> MessageRow | None:

@@ -274,4 +274,5 @@ def message_row(doc: Document, unit: str) -> MessageRow:
         date=iso_to_epoch(f.get("date")),
         subject=f.get("subject", ""),
         mailbox=f.get("mailbox", ""),
+        quoted_at=_quoted_at(doc) if QUOTED_AT in f else None,
     )

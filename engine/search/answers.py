@@ -505,6 +505,8 @@ def document_fields(meta: dict[str, Any], catalog: _CatalogLike | None) -> dict[
                     "mailbox": msg.mailbox,
                     "message_id": msg.message_id,
                     "thread": msg.thread,
+                    # where the text's quoted history starts (the preview dims it)
+                    "quoted_at": "" if msg.quoted_at is None else str(msg.quoted_at),
                 }
             )
         else:
