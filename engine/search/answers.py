@@ -33,6 +33,7 @@ from engine.ingest.mail import EMAIL_ADDRESS, RECIPIENT_FIELDS, people_of
 from engine.model.bundle import Bundle
 from engine.model.encoder import default_bundle_dir
 from engine.search.defaults import DEFAULT_FUSION, FUSIONS
+from engine.search.intent import is_keyword_query, keyword_terms
 from engine.search.query import ParsedQuery
 from engine.search.query import parse as parse_query
 
@@ -996,6 +997,8 @@ def ask(
     # stopwords that ranks nothing)
     quoted = [k for k in keys if groups.get(k) and _quotes_subject(question, groups[k][0][1])]
     keys = quoted + [k for k in keys if k not in quoted and k not in named]  # (a run it does not name)
+    if is_keyword_query(question):
+        keys = by_words_held(index, keys, keyword_terms(question, STOPWORDS))
     answers = Answers(relaxed=relaxed, absent=absent)
     messages: set[str] = set()
     copies = _copies(keys, groups, catalog)
@@ -1241,6 +1244,23 @@ def restrict(
 
 #: A sentence of a reply's quoted history (``engine.ingest.mail.quoted_history``) counts
 #: this much of its score: a message ranks first by what it says itself.
+def by_words_held(index: SentenceIndex, keys: list[str], words: Sequence[str]) -> list[str]:
+    """A keyword search's documents: those holding every one of its ``words`` (in their own
+    text, header lines, title or name) first, then those holding some, then those holding
+    none, each group in the ranking's order (issue 36, item 6). Words no sentence holds do
+    not count; without a document index (an older generation) the order stays."""
+    held = [w for w in words if w not in set(index.absent_words(words))]
+    if not held or len(keys) < 2:
+        return keys
+    text = " ".join(held)
+
+    def group(key: str) -> int:
+        share, _ = index.coverage(text, key)
+        return 0 if share >= 1.0 - 1e-9 else 1 if share > 0.0 else 2
+
+    return sorted(keys, key=group)
+
+
 QUOTED_WEIGHT = 0.9
 
 

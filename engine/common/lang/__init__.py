@@ -2,7 +2,8 @@
 ``nl``, ``pt``), each a set of named tuples of lower-case words. Code asks for a list by name
 over every language (:func:`words`) and never spells words of its own.
 
-Lists: ``MONTHS`` (full and abbreviated month names); ``TITLES`` (abbreviations written before
+Lists: ``QUESTION_OPENERS`` (the words a question or a request starts with: a query
+starting with none of them and without "?" is a keyword search); ``MONTHS`` (full and abbreviated month names); ``TITLES`` (abbreviations written before
 a name: "Dr.", "dhr.", "Sr."), after which a sentence never ends; ``ABBREVIATIONS`` (written
 with a full stop inside a sentence: "z. B.", "bzw.", "ca."), after which a sentence does not
 end when the next word starts in lower case or with a digit. Abbreviations are written

@@ -7,3 +7,8 @@ MONTHS = (
 )
 TITLES = ("dhr", "mevr", "mw", "dr", "drs", "ir", "ing", "mr", "prof", "st")
 ABBREVIATIONS = ("o.a", "o. a", "bijv", "bv", "d.w.z", "enz", "ca", "nr", "tel", "z.g.a.n", "i.p.v", "m.b.t", "t.a.v")
+QUESTION_OPENERS = (
+    *("wie", "wat", "welke", "welk", "wanneer", "waar", "waarom", "hoe", "hoeveel", "is", "zijn"),
+    *("was", "waren", "heeft", "hebben", "kan", "kun", "moet", "zal", "zoek", "vind", "toon"),
+    *("mail", "e-mail", "van", "aan"),
+)

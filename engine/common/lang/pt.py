@@ -7,3 +7,8 @@ MONTHS = (
 )
 TITLES = ("sr", "sra", "srta", "dr", "dra", "prof", "profa", "eng", "d", "sto", "sta")
 ABBREVIATIONS = ("p. ex", "p.ex", "etc", "aprox", "nº", "n.º", "pág", "tel", "av", "vol", "ex")
+QUESTION_OPENERS = (
+    *("quem", "que", "quê", "qual", "quais", "quando", "onde", "por", "porque", "como", "quanto"),
+    *("quanta", "quantos", "é", "são", "era", "foi", "está", "há", "tem", "pode", "procura"),
+    *("encontra", "mostra", "lista", "correio"),
+)
