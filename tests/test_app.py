@@ -410,6 +410,43 @@ def test_filters_remove_results_outside_them(qtbot, open_window, sample_home):
 # --------------------------------------------------------------------------- keyboard, open, reveal
 
 
+def test_a_live_update_keeps_the_new_best_answer_in_sight(qtbot, open_window, sample_home):
+    """Issue 36, item 3: new answers arrive while a result is selected. A new best answer goes
+    to the top; unless the user had scrolled the list, the top stays in sight (the selected
+    answer moves down, still selected), so the new best one is not hidden above the view. A
+    user who had scrolled keeps the selected answer where it was on screen."""
+    from dataclasses import replace
+
+    window = open_window(sample_home.home)
+    window.resize(900, 420)  # a list that scrolls
+    result = type_question(qtbot, window, "Who introduced plague to Europe?")
+    assert len(result.answers) >= 6
+    view, bar = window.results, window.results.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=WAIT_MS)
+    view.setCurrentIndex(window.model.index(0, 0))
+    chosen = result.answers[0]
+    newest = result.answers[-1]  # as if a file that answers best had just been indexed
+    moved = replace(result, answers=[newest, *result.answers[:-1]])
+
+    assert bar.value() == 0
+    window._show_refreshed(moved)
+    assert window.current_answer().doc_key == chosen.doc_key  # still selected, one row down
+    assert bar.value() == 0  # the top stays in sight: the new best answer is visible
+    assert view.visualRect(window.model.index(0, 0)).top() >= 0
+
+    # the user scrolled: the selected answer stays where it was on screen
+    window._show_refreshed(replace(result, answers=list(result.answers)))
+    view.setCurrentIndex(window.model.index(2, 0))
+    view.scrollTo(view.currentIndex(), view.ScrollHint.PositionAtCenter)
+    assert 0 < bar.value() < bar.maximum()
+    top_before = view.visualRect(view.currentIndex()).top()
+    selected = window.current_answer().doc_key
+    window._show_refreshed(replace(result, answers=[newest, *[a for a in result.answers if a is not newest]]))
+    assert window.current_answer().doc_key == selected
+    assert bar.value() > 0
+    assert abs(view.visualRect(view.currentIndex()).top() - top_before) <= 2
+
+
 def test_keyboard_walks_results_and_opens_documents(qtbot, open_window, sample_home, url_recorder):
     window = open_window(sample_home.home)
     result = type_question(qtbot, window, "Who introduced plague to Europe?")
