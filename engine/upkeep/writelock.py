@@ -9,26 +9,37 @@ With this lock a second writer either waits (``wait_s``) or gets
 :class:`engine.index.sentences.IndexLockedError` with one readable line: which process holds the
 lock, doing what, since when.
 
-The lock is an OS file lock (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows), so it
-is released by the OS when its holder dies, even by ``kill -9``: a stale lock file never
-blocks anyone. Inside a process it is re-entrant (a run inside an adaptation, a watch batch
-after an index run in the same engine) and serialises threads.
+The lock is :class:`filelock.FileLock` on ``writer.lock``: an OS file lock (``flock`` on
+POSIX, a byte-range lock on Windows), so it is released by the OS when its holder dies, even
+by ``kill -9``: a stale lock file never blocks anyone. filelock, not a hand-written
+``fcntl``/``msvcrt`` pair, because it is tested on Windows upstream (this project is not)
+and handles the corners (a file system without ``flock``, where it falls back to a marker
+file it breaks once its writer's process is gone; a fork while the lock is held). Who holds
+it (``pid``, ``task``, ``since``) is written beside it, in ``writer.lock.json``, once the
+lock is taken, and removed before it is let go: the lock file itself belongs to filelock
+(and on Windows another process cannot read its locked byte). Inside a process the lock is
+re-entrant (a run inside an adaptation, a watch batch after an index run in the same
+engine) and serialises threads.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 from engine.index.sentences import IndexLockedError
 
 LOCK_FILE = "writer.lock"
+#: Who holds the lock: ``{"pid", "task", "since"}``, written by the holder once it has it.
+HOLDER_FILE = "writer.lock.json"
 #: How often a waiting writer tries again.
 POLL_S = 0.2
 
@@ -41,48 +52,24 @@ class _Held:
 
     def __init__(self) -> None:
         self.thread_lock = threading.RLock()
-        self.fd: int | None = None
+        self.lock: FileLock | None = None
         self.count = 0
 
 
-def _try_os_lock(fd: int) -> bool:
-    if sys.platform == "win32":  # pragma: no cover - not tested on this platform
-        import msvcrt
-
-        try:
-            os.lseek(fd, 0, os.SEEK_SET)
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-            return True
-        except OSError:
-            return False
-    import fcntl
-
+def _try_os_lock(lock: FileLock) -> bool:
+    """One attempt at the OS lock, without waiting."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
+        lock.acquire(blocking=False)
+    except Timeout:
         return False
-
-
-def _os_unlock(fd: int) -> None:
-    if sys.platform == "win32":  # pragma: no cover
-        import msvcrt
-
-        with contextlib.suppress(OSError):
-            os.lseek(fd, 0, os.SEEK_SET)
-            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-        return
-    import fcntl
-
-    with contextlib.suppress(OSError):
-        fcntl.flock(fd, fcntl.LOCK_UN)
+    return True
 
 
 def holder(home: Path | str) -> dict | None:
-    """What the lock file says about its last holder (``pid``, ``task``, ``since``); None
-    when it says nothing readable."""
+    """What the holder file says about the lock's holder (``pid``, ``task``, ``since``); None
+    when it says nothing readable (no holder, or one that has not written it yet)."""
     try:
-        data = json.loads((Path(home) / LOCK_FILE).read_text(encoding="utf-8") or "null")
+        data = json.loads((Path(home) / HOLDER_FILE).read_text(encoding="utf-8") or "null")
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -123,30 +110,40 @@ def hold(home: Path | str, task: str = "indexing", wait_s: float = 0.0) -> Itera
             yield
         finally:
             held.count -= 1
-            if held.count == 0 and held.fd is not None:
-                fd, held.fd = held.fd, None
+            if held.count == 0 and held.lock is not None:
+                lock, held.lock = held.lock, None
+                # Removed while still held, so it never erases the next holder's.
                 with contextlib.suppress(OSError):
-                    os.ftruncate(fd, 0)
-                _os_unlock(fd)
-                os.close(fd)
+                    (home / HOLDER_FILE).unlink(missing_ok=True)
+                lock.release()
     finally:
         held.thread_lock.release()
 
 
 def _acquire_file(home: Path, held: _Held, task: str, deadline: float | None) -> None:
-    path = home / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    if not home.is_dir():  # filelock would create it: a home that is gone is an error, as before
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(home / LOCK_FILE))
+    lock = FileLock(home / LOCK_FILE, mode=0o600, thread_local=False)
+    while not _try_os_lock(lock):
+        if deadline is not None and time.monotonic() >= deadline:
+            raise IndexLockedError(busy_message(home))
+        time.sleep(POLL_S)
     try:
-        while not _try_os_lock(fd):
-            if deadline is not None and time.monotonic() >= deadline:
-                raise IndexLockedError(busy_message(home))
-            time.sleep(POLL_S)
-        info = {"pid": os.getpid(), "task": task, "since": time.strftime("%Y-%m-%d %H:%M:%S")}
-        with contextlib.suppress(OSError):  # who holds it is a nicety for the message
-            os.ftruncate(fd, 0)
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, json.dumps(info).encode())
+        _write_holder(home, {"pid": os.getpid(), "task": task, "since": time.strftime("%Y-%m-%d %H:%M:%S")})
     except BaseException:
-        os.close(fd)
+        lock.release()
         raise
-    held.fd = fd
+    held.lock = lock
+
+
+def _write_holder(home: Path, info: dict) -> None:
+    """Replace the holder file whole, so a reader sees the old one, none or the new one, never
+    half of it. Who holds the lock is a nicety for the message: failing to say it is not an error."""
+    tmp = home / f"{HOLDER_FILE}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps(info), encoding="utf-8")
+        os.replace(tmp, home / HOLDER_FILE)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
