@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.ingest.documents import ExtractionError
-from engine.ingest.walk import classify, walk
+from engine.ingest.walk import IGNORE_FILE, Rules, classify, walk
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -73,6 +73,65 @@ def test_user_exclusions_and_ignore_file(tmp_path: Path) -> None:
         "drafts/b.txt",
         "keep/drafts.txt",
     ]
+
+
+def test_ignore_files_have_gitignore_semantics(tmp_path: Path) -> None:
+    """``.sparcdeskignore`` lines mean what they mean in a ``.gitignore`` (pathspec)."""
+    for name in (
+        "a.txt",
+        "keep.txt",
+        "sub/b.txt",
+        "sub/keep.txt",
+        "build",  # a file: "build/" names folders only
+        "logs/today.md",  # a folder: "logs/" leaves it out
+        "notes/logs",  # a file named like the folder: kept
+        "x.log",
+        "deep/er/y.log",
+        "deep/er/y.log.md",
+        "top.md",
+        "sub/top.md",
+        "docs/a.md",
+        "docs/more/b.md",
+    ):
+        touch(tmp_path / name)
+    touch(
+        tmp_path / IGNORE_FILE,
+        b"# comments and blank lines are skipped\n\n*.txt\n!keep.txt\nbuild/\nlogs/\n**/*.log\n/top.md\ndocs/*.md\n",
+    )
+    found = rel(list(walk(tmp_path)), tmp_path)
+    assert found == [
+        "build",
+        "keep.txt",  # "!keep.txt" re-includes what "*.txt" left out, at any depth
+        "deep/er/y.log.md",
+        "docs/more/b.md",  # "*" does not cross a "/"
+        "notes/logs",
+        "sub/keep.txt",
+        "sub/top.md",  # "/top.md" and any pattern with a "/" are anchored to the file's folder
+    ]
+    rules = Rules(tmp_path)
+    for name in found:
+        assert rules.allows(tmp_path / name), name
+    for name in ("a.txt", "sub/b.txt", "logs", "logs/today.md", "x.log", "deep/er/y.log", "top.md", "docs/a.md"):
+        assert not rules.allows(tmp_path / name), name
+    # A gone path is judged as a file unless the path goes on below it.
+    assert rules.allows(tmp_path / "gone" / "logs")
+    assert not rules.allows(tmp_path / "gone" / "logs" / "old.md")
+
+
+def test_user_patterns_and_nested_ignore_files(tmp_path: Path) -> None:
+    """The source's own patterns are gitignore lines relative to the source; an ignore file in
+    a sub-folder applies below that folder only, and each list is matched on its own: a
+    ``!`` line re-includes only what its own list left out."""
+    for name in ("drafts/a.md", "notes/drafts", "b.tmp", "c.tmp", "sub/d.tmp", "sub/keep.tmp", "other/e.md"):
+        touch(tmp_path / name)
+    touch(tmp_path / "sub" / IGNORE_FILE, b"!keep.tmp\n*.md\n")
+    touch(tmp_path / "sub" / "f.md")
+    found = rel(list(walk(tmp_path, exclude=["drafts/", "*.tmp", "!c.tmp"])), tmp_path)
+    assert found == ["c.tmp", "notes/drafts", "other/e.md"]
+    assert rel(list(Rules(tmp_path, ["drafts/", "*.tmp", "!c.tmp"]).walk(tmp_path / "sub")), tmp_path) == []
+    # sub/keep.tmp above: its folder's "!keep.tmp" cannot undo the source's "*.tmp"
+    without = rel(list(walk(tmp_path)), tmp_path)
+    assert without == ["b.tmp", "c.tmp", "drafts/a.md", "notes/drafts", "other/e.md", "sub/d.tmp", "sub/keep.tmp"]
 
 
 def test_maildir_is_one_unit_and_mbox_is_recognised(tmp_path: Path) -> None:

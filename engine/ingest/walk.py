@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fnmatch
+import functools
 import hashlib
 import logging
 import os
@@ -23,6 +23,8 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
+
+from pathspec import GitIgnoreSpec
 
 from engine.ingest.documents import SKIPPED_PREFIX, ExtractionError
 
@@ -90,8 +92,12 @@ BINARY_EXTENSIONS = frozenset(
 
 MBOX_EXTENSIONS = frozenset({".mbox", ".mbx"})
 
-# A file of glob patterns (one a line) that a folder can hold to keep paths below it out of the index.
+# A file of gitignore patterns (one a line) that a folder can hold to keep paths below it out of the index.
 IGNORE_FILE = ".sparcdeskignore"
+
+# Paths compare without case where the file system's names do (Windows), as fnmatch did before
+# pathspec matched them: git does the same there (core.ignorecase).
+_FOLD_CASE = os.path.normcase("A") == "a"
 
 
 def is_maildir(path: Path) -> bool:
@@ -121,20 +127,22 @@ def classify(path: Path) -> str:
     return "mbox" if is_mbox(path) else "file"
 
 
-def _excluded(rel: str, name: str, patterns: Iterable[str]) -> bool:
-    """A pattern without ``/`` matches any file or folder name; one with ``/`` matches the path from its base."""
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
-        if "/" in pattern:
-            if fnmatch.fnmatch(rel, pattern.lstrip("/")):
-                return True
-        elif fnmatch.fnmatch(name, pattern):
-            return True
-    return False
+def _patterns(lines: Iterable[str]) -> tuple[str, ...]:
+    """The pattern lines of a list: ``#`` comments, blank lines and leading blanks dropped."""
+    return tuple(line.lstrip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+
+
+@functools.lru_cache(maxsize=256)
+def _spec(patterns: tuple[str, ...]) -> GitIgnoreSpec:
+    """``patterns`` compiled with gitignore semantics (pathspec): a pattern without ``/`` (a
+    trailing one aside) matches a name at any depth, one with ``/`` is anchored to its base
+    folder, ``dir/`` matches folders only, ``**`` any number of folders, ``*`` never crosses a
+    ``/``, and ``!pattern`` re-includes what an earlier line of the same list left out."""
+    return GitIgnoreSpec.from_lines([p.lower() for p in patterns] if _FOLD_CASE else patterns)
 
 
 def _read_ignore_file(directory: Path) -> tuple[str, ...]:
-    """Patterns of a folder's ignore file: one glob a line, ``#`` comments and blank lines skipped."""
+    """Patterns of a folder's ignore file, one a line as in a ``.gitignore``."""
     path = directory / IGNORE_FILE
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -143,24 +151,33 @@ def _read_ignore_file(directory: Path) -> tuple[str, ...]:
     except OSError as exc:  # its patterns do not apply: what it would have left out is indexed
         log.warning("cannot read %s, its patterns are not applied: %s", path, exc)
         return ()
-    return tuple(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    return _patterns(lines)
 
 
 def _skip_dir_name(name: str) -> bool:
     return name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info")
 
 
-# Ignore rules in force for a folder: (folder the patterns are relative to, patterns).
+# Ignore rules in force for a folder: (folder the patterns are relative to, patterns). Each
+# list (the user's, each ignore file's) is matched on its own: a path any of them leaves out is
+# left out, and a "!" line re-includes only what its own list left out.
 _Rules = tuple[tuple[Path, tuple[str, ...]], ...]
 
 
-def _ignored(path: Path, rules: _Rules) -> bool:
-    return any(_excluded(path.relative_to(base).as_posix(), path.name, pats) for base, pats in rules)
+def _ignored(path: Path, rules: _Rules, is_dir: bool) -> bool:
+    """Does a list in force leave ``path`` out? ``is_dir``: it is a folder (``dir/`` patterns)."""
+    for base, patterns in rules:
+        if not patterns:
+            continue
+        rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+        if _spec(patterns).match_file(rel.lower() if _FOLD_CASE else rel):
+            return True
+    return False
 
 
-def _passes(path: Path, rules: _Rules) -> bool:
-    """Name rules every entry of a folder must pass: not hidden, not matched by a glob in force."""
-    return not path.name.startswith(".") and not _ignored(path, rules)
+def _passes(path: Path, rules: _Rules, is_dir: bool) -> bool:
+    """Name rules every entry of a folder must pass: not hidden, not matched by a pattern in force."""
+    return not path.name.startswith(".") and not _ignored(path, rules, is_dir)
 
 
 def _enterable(path: Path) -> bool:
@@ -191,13 +208,13 @@ class Rules:
 
     def __init__(self, root: Path | str, exclude: Iterable[str] = ()) -> None:
         self.root = Path(os.path.abspath(root))
-        self.exclude = tuple(exclude)
+        self.exclude = _patterns(exclude)
 
     def _base(self) -> _Rules:
         return ((self.root, self.exclude),)
 
     def _rules_above(self, path: Path) -> _Rules:
-        """Rules in force for ``path`` as an entry: the user's globs and the ignore files of
+        """Rules in force for ``path`` as an entry: the user's patterns and the ignore files of
         the folders from the root down to its parent."""
         rules = self._base()
         current = self.root
@@ -231,14 +248,15 @@ class Rules:
                 return last and self._maildir_subfolder(current / name, rules)
             rules = _local_rules(current, rules) if exists else rules
             current = current / name
-            if not _passes(current, rules):
-                return False
             try:
                 st = os.stat(current)
             except OSError:
                 exists = False
             else:
                 exists = True
+            # A gone path is judged as a file unless a path goes on below it.
+            if not _passes(current, rules, stat.S_ISDIR(st.st_mode) if exists else not last):
+                return False
             if not exists:
                 if not last and _skip_dir_name(name):
                     return False
@@ -254,7 +272,7 @@ class Rules:
 
     @staticmethod
     def _maildir_subfolder(path: Path, rules: _Rules) -> bool:
-        if not path.name.startswith(".") or _ignored(path, rules):
+        if not path.name.startswith(".") or _ignored(path, rules, is_dir=True):
             return False
         return is_maildir(path) or not os.path.lexists(path)
 
@@ -275,8 +293,9 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[Path | ExtractionE
     Skipped silently: hidden files and folders (except the Maildir++ sub-folders of a
     Maildir, such as ``.Sent``), the folders in ``SKIP_DIRS`` and virtual environments,
     files with an extension in ``BINARY_EXTENSIONS``, special files (FIFOs, sockets,
-    devices), paths matching a glob in ``exclude`` (relative to ``root``) or in a folder's
-    ``.sparcdeskignore`` file (relative to that folder), and a file or folder reached a
+    devices), paths matching a pattern in ``exclude`` (relative to ``root``) or in a folder's
+    ``.sparcdeskignore`` file (relative to that folder; both read as ``.gitignore`` lines,
+    ``!`` included, see :func:`_spec`), and a file or folder reached a
     second time through another link. Error entries: a missing root, an unreadable folder,
     a broken symbolic link, a symbolic link that loops back into a folder being walked.
     Order is deterministic: depth first, names sorted, the files of a folder before its
@@ -322,7 +341,7 @@ def _walk_from(root: Path, base_rules: _Rules) -> Iterator[Path | ExtractionErro
         subdirs: list[tuple[Path, tuple[tuple[int, int], ...], _Rules]] = []
         for entry in entries:
             path = Path(entry.path)
-            if not _passes(path, rules):
+            if not _passes(path, rules, _is_dir(entry)):
                 continue
             try:
                 is_link = entry.is_symlink()
@@ -385,7 +404,7 @@ def _maildir_subfolders(maildir: Path, rules: _Rules) -> Iterator[Path | Extract
         return
     for name in names:
         path = maildir / name
-        if not _ignored(path, rules) and is_maildir(path):
+        if not _ignored(path, rules, is_dir=True) and is_maildir(path):
             yield path
 
 
@@ -418,6 +437,15 @@ def content_hash(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str
         while block := f.read(chunk_size):
             h.update(block)
     return h.hexdigest()
+
+
+def _is_dir(e: os.DirEntry[str]) -> bool:
+    """``e.is_dir()``, False for an entry that cannot be resolved (a broken link, a loop):
+    then only the patterns that match files apply to it, and the walk reports it."""
+    try:
+        return e.is_dir()
+    except OSError:
+        return False
 
 
 def _is_file(e: os.DirEntry[str]) -> bool:
