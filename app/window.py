@@ -197,6 +197,9 @@ class MainWindow(QMainWindow):
         self._restoring = False  # the results are being replaced by a live refresh
         self._searching = False
         self._sources_known = False
+        #: folders added before the engine was open (a click on the welcome page's samples
+        #: button in the first second): added when it is ready, not lost (issue 36, item 2)
+        self._pending_sources: list[tuple[str, list[str]]] = []
         self._more_row: int | None = None
         self._index_started_at = 0.0
         self._sources_dialog: SourcesDialog | None = None
@@ -658,6 +661,9 @@ class MainWindow(QMainWindow):
             self.backend.check_rebuild()
         else:
             self.backend.catch_up()
+        pending, self._pending_sources = self._pending_sources, []
+        for path, exclude in pending:
+            self.add_source(path, exclude)
 
     @Slot(object)
     def _model_rebuild(self, rebuild: Any) -> None:
@@ -673,6 +679,7 @@ class MainWindow(QMainWindow):
     def _engine_failed(self, message: str) -> None:
         self.show_message("The index could not be opened", message)
         self.search.setEnabled(False)
+        self._pending_sources = []
 
     def _sources_changed(self, sources: list) -> None:
         first = not self._sources_known
@@ -1023,6 +1030,8 @@ class MainWindow(QMainWindow):
 
     def add_source(self, path: str, exclude: list[str] | None = None) -> None:
         if not self.backend.is_ready:
+            self._pending_sources.append((path, exclude or []))
+            self.statusBar().showMessage(f"Opening the index; {path} is added as soon as it is open…")
             return
         self.statusBar().showMessage(f"Adding {path}…", 3000)
         self.backend.add_source(Path(path), exclude or [])

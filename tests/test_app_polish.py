@@ -682,3 +682,32 @@ def test_the_adaptation_notice_follows_the_model(qtbot, open_window, sample_home
     assert banner.isVisible()  # not about adaptation: it stays
     banner.close_btn.click()
     assert not banner.isVisible()
+
+
+def test_a_click_on_the_samples_button_before_the_index_is_open_is_not_lost(qtbot, tmp_path):
+    """Issue 36, item 2: the window is up before the engine has opened the index; a click on
+    "Try the sample documents" in that second used to do nothing (and disabled the menu item).
+    It is kept and carried out when the engine is ready."""
+    from PySide6.QtCore import QSettings
+
+    from app.backend import Backend
+    from app.main import make_engine_factory
+    from app.welcome import samples_dir
+    from app.window import MainWindow
+
+    test_app.install_none_guard()
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    settings.setValue("index/watch", False)
+    backend = Backend(make_engine_factory(home=tmp_path / "home"))
+    window = MainWindow(backend, settings)
+    qtbot.addWidget(window)
+    window.show()
+    assert not backend.is_ready
+    qtbot.mouseClick(window.welcome.samples_btn, Qt.MouseButton.LeftButton)  # before the engine is open
+    assert "as soon as it is open" in window.statusBar().currentMessage()
+    backend.start()
+    root = str(samples_dir())
+    try:
+        qtbot.waitUntil(lambda: any(s.path == root for s in window.sources), timeout=test_app.WAIT_MS)
+    finally:
+        window.close()
