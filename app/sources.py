@@ -168,7 +168,7 @@ class SourcesDialog(QDialog):
         self.add_mail_btn = QPushButton("Add &mail store…")
         self.add_mail_btn.setToolTip("A Maildir, a folder of .eml files or an mbox file")
         self.exclude_btn = QPushButton("&Exclusions…")
-        self.exclude_btn.setToolTip("Patterns of files and folders to leave out (glob, one per line)")
+        self.exclude_btn.setToolTip("Files and folders to leave out: patterns as in .gitignore, one per line")
         self.remove_btn = QPushButton("&Remove")
         self.update_btn = QPushButton("&Update index")
         self.add_folder_btn.clicked.connect(self._add_folder)
@@ -338,7 +338,7 @@ class SourcesDialog(QDialog):
             self,
             "Exclusions",
             f"Leave out files and folders of {src.path} matching these patterns\n"
-            "(one per line, e.g. *.log, drafts, private/*):",
+            "(one per line, as in .gitignore: *.log, drafts/, private/**, !keep.txt):",
             "\n".join(src.exclude),
         )
         if ok:
