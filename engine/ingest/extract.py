@@ -3,7 +3,7 @@ the indexer, the extraction worker and the adaptation corpus read files through.
 
 ``extract(path)`` returns a list of Documents for one unit; ``iter_extract(path)`` yields
 Documents and per-message or per-attachment errors, for callers that must not lose them.
-Formats are read by :mod:`engine.ingest.formats`, e-mail by :mod:`engine.ingest.mail`.
+Formats are read by :mod:`engine.ingest.readers`, e-mail by :mod:`engine.ingest.mail`.
 """
 
 from __future__ import annotations
@@ -15,18 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from engine.ingest.documents import Document, ExtractionError, UnsupportedFormat
-from engine.ingest.formats import (
-    BINARY_DATA,
+from engine.ingest.mail import apple_mailbox, emlx_message, iter_mailbox, parse_message
+from engine.ingest.readers import (
     EXTRACTORS,
-    MAX_FILE_BYTES,
     UNSUPPORTED_FORMATS,
     document_from_bytes,
-    iso_utc,
     kind_for_name,
-    read_file,
     sniff_kind,
 )
-from engine.ingest.mail import apple_mailbox, emlx_message, iter_mailbox, parse_message
+from engine.ingest.readers.common import BINARY_DATA, MAX_FILE_BYTES, iso_utc, read_file
 from engine.ingest.walk import classify
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ that stops the run or takes the machine down; here it costs one file:
   documents stream back one by one, so a Maildir of 100,000 messages is never cut short),
   then kills it;
 * its stdout and stderr go to the null device; documents travel on a pipe of their own;
-* a text over :data:`engine.ingest.formats.MAX_TEXT_CHARS` is refused in the worker.
+* a text over :data:`engine.ingest.readers.common.MAX_TEXT_CHARS` is refused in the worker.
 
 A unit over a limit becomes an :class:`engine.ingest.documents.ExtractionError` with the reason
 (``needed more than 640 MB of memory to read``, ``took longer than 36 s to read``), so the
@@ -144,7 +144,7 @@ def worker_main() -> None:
 
 
 def _limited(item: Document | ExtractionError) -> Document | ExtractionError:
-    from engine.ingest.formats import MAX_TEXT_CHARS
+    from engine.ingest.readers.common import MAX_TEXT_CHARS
 
     if isinstance(item, Document) and len(item.text) > MAX_TEXT_CHARS:
         return ExtractionError(

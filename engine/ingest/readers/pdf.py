@@ -1,0 +1,135 @@
+"""PDF, by pypdf: a page's paragraphs from its layout (vertical gaps) when it has one column,
+else from its line lengths; an encrypted PDF is opened with the empty password if it can be."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from typing import Any
+
+from engine.ingest.documents import ExtractionError
+from engine.ingest.readers.common import SPACES, Extracted, clean, join_paragraphs
+
+log = logging.getLogger(__name__)
+
+
+def _pdf_paragraphs(page_text: str) -> str:
+    """Guess paragraph ends in a page's text: pypdf gives one line per printed line.
+
+    A line clearly shorter than the page's full lines ends a paragraph (the usual last
+    line of a paragraph, a heading, a list item). Runs of spaces from justified text are
+    collapsed.
+    """
+    lines = [SPACES.sub(" ", line).strip() for line in page_text.split("\n")]
+    lines = [line for line in lines if line]
+    if not lines:
+        return ""
+    lengths = sorted(len(line) for line in lines)
+    full = lengths[int(0.9 * (len(lengths) - 1))]
+    if full < 40:  # short lines everywhere (slides, tables): leave the layout alone
+        return "\n".join(lines)
+    out: list[str] = []
+    for line in lines:
+        out.append(line)
+        out.append("\n\n" if len(line) < 0.75 * full else "\n")
+    return "".join(out).strip()
+
+
+_COLUMN_GAP = re.compile(r"\S {6,}\S")
+_SENTENCE_END = re.compile(r"[.!?:;\"'\u201d\u2019)\]]$")
+
+
+def _pdf_layout_paragraphs(layout: str) -> str | None:
+    """Paragraphs from pypdf's layout mode, which shows vertical gaps as blank lines.
+
+    Returns None for a page that looks multi-column (layout mode puts the columns side by
+    side on one line; plain mode reads them one after the other). A block that stops
+    mid-sentence and is followed by one starting in lower case is joined back (double
+    line spacing, a page footer gap).
+    """
+    lines = [line.strip() for line in layout.split("\n")]
+    text_lines = [line for line in lines if line]
+    if not text_lines:
+        return ""
+    if len(text_lines) >= 4 and sum(bool(_COLUMN_GAP.search(line)) for line in text_lines) > 0.3 * len(
+        text_lines
+    ):
+        return None
+    blocks: list[str] = []
+    current: list[str] = []
+    for line in [*lines, ""]:
+        if line:
+            current.append(SPACES.sub(" ", line))
+        elif current:
+            block = "\n".join(current)
+            if blocks and not _SENTENCE_END.search(blocks[-1]) and block[:1].islower():
+                blocks[-1] += "\n" + block
+            else:
+                blocks.append(block)
+            current = []
+    return "\n\n".join(blocks)
+
+
+def _pdf_page_text(page: Any) -> str:
+    try:
+        layout = _pdf_layout_paragraphs(page.extract_text(extraction_mode="layout") or "")
+    except Exception as exc:  # layout mode is the younger code path; plain mode is the fallback
+        log.debug("PDF layout mode failed, plain mode instead: %s: %s", type(exc).__name__, exc)
+        layout = None
+    if layout is not None:
+        return layout
+    return _pdf_paragraphs(page.extract_text() or "")
+
+
+def read_pdf(data: bytes, where: str) -> Extracted:
+    import pypdf
+    from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # recoverable-damage chatter
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted:
+            try:
+                ok = reader.decrypt("")  # many PDFs are encrypted with an empty user password
+            except (DependencyError, NotImplementedError) as exc:
+                raise ExtractionError(where, f"encrypted PDF that cannot be opened: {exc}") from None
+            if not ok:
+                raise ExtractionError(where, "encrypted PDF (password required)")
+        pages: list[str] = []
+        failed: list[int] = []
+        for number, page in enumerate(reader.pages, start=1):
+            try:
+                pages.append(_pdf_page_text(page))
+            except Exception as exc:  # one damaged page must not cost the others (the notes name it)
+                log.debug("%s: page %d unreadable: %s: %s", where, number, type(exc).__name__, exc)
+                failed.append(number)
+        if failed and len(failed) == len(pages) + len(failed):
+            raise ExtractionError(where, f"corrupt PDF: no page could be read ({len(failed)} pages)")
+        title = None
+        try:
+            meta = reader.metadata
+            if meta is not None and meta.title:
+                title = str(meta.title).strip() or None
+        except Exception as exc:  # a damaged info dictionary must not cost the text
+            log.debug("%s: PDF title unreadable: %s: %s", where, type(exc).__name__, exc)
+            title = None
+    except ExtractionError:
+        raise
+    except FileNotDecryptedError:
+        raise ExtractionError(where, "encrypted PDF (password required)") from None
+    except PdfReadError as exc:
+        raise ExtractionError(where, f"corrupt PDF: {exc}") from None
+    except Exception as exc:  # pypdf raises many types on damaged files
+        raise ExtractionError(where, f"corrupt PDF: {type(exc).__name__}: {exc}") from None
+    notes: dict[str, str] = {}
+    text = clean(join_paragraphs(pages))
+    if failed:
+        notes["note"] = f"unreadable pages skipped: {', '.join(map(str, failed))}"
+    elif not text:
+        notes["note"] = "no extractable text (scanned or image-only PDF?)"
+    return text, title, notes
+
+
+def looks_like_pdf(head: bytes) -> bool:
+    return head.startswith(b"%PDF-")
