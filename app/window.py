@@ -10,6 +10,7 @@ preview, Esc goes back to the search field. All engine work goes through
 from __future__ import annotations
 
 import html
+import math
 import os
 import shutil
 import sys
@@ -101,7 +102,8 @@ def adaptation_forecast(model: str, version: str) -> str:
 
 def adaptation_outcome(outcome: JobOutcome, status: dict) -> str:
     """How an adaptation ended, from the job and the engine's status right after it: which
-    model answers now and what adaptation measured (its masked-word loss on your text)."""
+    model answers now and, in plain words, what adaptation measured on the user's text (its
+    masked-word loss as a perplexity: among how many words a hidden word was as hard to guess)."""
     live = (status.get("generation") or {}).get("model") or "the model"
     adapted = "+adapted" in live
     which = f"the adapted model ({live})" if adapted else f"the shipped model ({live})"
@@ -110,10 +112,12 @@ def adaptation_outcome(outcome: JobOutcome, status: dict) -> str:
         first, last, n = info.get("loss_first"), info.get("loss_last"), info.get("sentences")
         gain = ""
         if first is not None and last is not None and n:
+            before, after = math.exp(min(float(first), 50.0)), math.exp(min(float(last), 50.0))
             gain = (
-                f" What it measured: the masked-word loss on your {format_count(int(n))} sentences went "
-                f"from {first:.2f} to {last:.2f} ({last - first:+.2f}); with no questions of yours "
-                "with known answers, its effect on search is not measured here."
+                f" It learned the words of your {format_count(int(n))} sentences: a hidden word of"
+                f" your text was as hard to guess as a pick among {before:,.0f} words before and"
+                f" {after:,.0f} after. Whether your searches find better answers is not measured"
+                " (your files have no questions with known answers)."
             )
         return f"Adapted model in use: {live}.{gain} Index ▸ Restore previous model goes back."
     if outcome.outcome == "done":
@@ -1339,7 +1343,9 @@ class MainWindow(QMainWindow):
         if not path.exists():
             self.statusBar().showMessage(f"No log file yet ({path})", 5000)
         elif not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
-            self.reveal_path(str(path))
+            # no program opens it (a machine without a desktop's file handlers): the path, to
+            # copy, is what the user needs, not a word about its folder (issue 36, item 8)
+            self._open_failed(str(path), f"The log file is {path} ({no_opener_reason(str(path))})")
 
     def about_text(self) -> str:
         from html import escape

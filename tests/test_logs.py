@@ -84,7 +84,7 @@ def test_cli_writes_the_log_and_reports_versions(tmp_path, clean_logging, capsys
     )
 
 
-def test_window_help_menu_opens_the_log_and_shows_versions(qtbot, tmp_path, clean_logging):
+def test_window_help_menu_opens_the_log_and_shows_versions(qtbot, tmp_path, clean_logging, monkeypatch):
     pytest.importorskip("PySide6")
     from PySide6.QtCore import QObject, QSettings, QUrl, Slot
     from PySide6.QtGui import QDesktopServices
@@ -122,6 +122,13 @@ def test_window_help_menu_opens_the_log_and_shows_versions(qtbot, tmp_path, clea
         assert window.act_log in window.menuBar().actions()[-1].menu().actions()
         window.act_log.trigger()
         assert [u.toLocalFile() for u in rec.urls] == [str(home / "logs" / logs.LOG_FILE)]
+        # nothing here opens it: the banner names the file with Copy path (issue 36, item 8)
+        QDesktopServices.unsetUrlHandler("file")
+        monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(lambda _url: False))
+        window.act_log.trigger()
+        log_file = str(home / "logs" / logs.LOG_FILE)
+        assert window.banner.isVisible() and window.banner.path == log_file
+        assert window.banner.text().startswith(f"The log file is {log_file}")
     finally:
         QDesktopServices.unsetUrlHandler("file")
         window.close()
