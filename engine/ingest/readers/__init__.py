@@ -2,10 +2,11 @@
 format, behind one registry, :data:`READERS`.
 
 Each format goes through a well-kept library (pypdf, python-docx, odfpy, ebooklib, striprtf,
-beautifulsoup4 with lxml, markdown-it-py, openpyxl, python-pptx) and comes out as
-paragraphs separated by blank lines, because ``engine.ingest.segment`` cuts passages on
-blank lines (a spreadsheet's sheet or a presentation's slide is one paragraph, a line per row
-or text paragraph: see ``engine.ingest.documents.LINE_KINDS``). Every failure -- a corrupt or encrypted document,
+beautifulsoup4 with lxml, markdown-it-py, openpyxl, python-pptx; charset-normalizer for text
+that is not UTF-8) and comes out as paragraphs separated by blank lines, because
+``engine.ingest.segment`` cuts passages on blank lines (a spreadsheet's sheet or a
+presentation's slide is one paragraph, a line per row or text paragraph: see
+``engine.ingest.documents.LINE_KINDS``). Every failure -- a corrupt or encrypted document,
 binary data posing as text, a zip bomb -- becomes an ``ExtractionError`` naming the file and
 the reason, so one bad file never stops an indexing run; a format that is not read at all
 (``UNSUPPORTED_FORMATS``, unknown binary data) is an ``UnsupportedFormat`` error, which the
@@ -58,21 +59,21 @@ READERS: tuple[Reader, ...] = (
         text.read_text,
         extensions=(".txt", ".text"),
         mime_types=("text/plain",),
-        needs=(),
+        needs=("charset_normalizer",),
     ),
     Reader(
         "markdown",
         text.read_markdown,
         extensions=(".md", ".markdown", ".mdown", ".mkd"),
         mime_types=("text/markdown", "text/x-markdown"),
-        needs=("markdown_it", *_HTML),
+        needs=("markdown_it", *_HTML, "charset_normalizer"),
     ),
     Reader(
         "html",
         html.read_html,
         extensions=(".html", ".htm", ".xhtml"),
         mime_types=("text/html", "application/xhtml+xml"),
-        needs=_HTML,
+        needs=(*_HTML, "charset_normalizer"),
         sniff=html.looks_like_html,
     ),
     Reader(

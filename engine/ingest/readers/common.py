@@ -4,6 +4,11 @@ file and a zip archive within bounds, the text clean-up, and decoding bytes that
 A reader is ``read(data, where) -> (text, title, notes)``: the text as paragraphs separated by
 blank lines, the title the document gives itself (or None), and notes for ``Document.fields``.
 Every failure is an ``ExtractionError`` naming ``where`` and the reason.
+
+Text that is neither UTF-8 nor marked by a byte-order mark is decoded with the encoding
+charset-normalizer guesses from at most ``DETECT_BYTES`` of it (cp1252 when it guesses
+nothing, or when cp1252 reads the bytes as well as its guess): a Russian or Japanese file
+saved by an old editor reads as its words, not as cp1252 mojibake.
 """
 
 from __future__ import annotations
@@ -38,6 +43,10 @@ ZIP_RATIO_FROM = 16 * 1024 * 1024
 MAX_ZIP_RATIO = 100
 # Share of control characters above which decoded "text" is taken to be binary data.
 MAX_CONTROL_SHARE = 0.05
+#: Text that is not UTF-8: how many of its bytes charset-normalizer sees to guess its
+#: encoding (the whole is then decoded with the guess). Enough for a clear guess, and a
+#: bounded cost however large the file.
+DETECT_BYTES = 64 * 1024
 
 #: The reason for bytes that should be text but are not.
 BINARY_DATA = "binary data, not text"
@@ -200,9 +209,9 @@ def looks_like_mail(head: bytes) -> bool:
 def decode_text(data: bytes, where: str) -> tuple[str, dict[str, str]]:
     """Decode bytes that should be text; returns the text and notes for ``Document.fields``.
 
-    A byte-order mark decides (UTF-8, UTF-16, UTF-32); otherwise strict UTF-8; otherwise
-    cp1252 (latin-1 for the five bytes cp1252 leaves undefined), noted in the fields. NUL
-    bytes without a UTF-16/32 BOM, or too many control characters, mean binary data.
+    A byte-order mark decides (UTF-8, UTF-16, UTF-32); otherwise strict UTF-8; otherwise the
+    encoding charset-normalizer guesses (``legacy_decode``), noted in the fields. NUL bytes
+    without a UTF-16/32 BOM, or too many control characters, mean binary data.
     """
     notes: dict[str, str] = {}
     if data.startswith(b"\xef\xbb\xbf"):
@@ -216,11 +225,8 @@ def decode_text(data: bytes, where: str) -> tuple[str, dict[str, str]]:
             raise ExtractionError(where, BINARY_DATA)
         try:
             text, encoding = data.decode("utf-8"), "utf-8"
-        except UnicodeDecodeError:
-            try:
-                text, encoding = data.decode("cp1252"), "cp1252"
-            except UnicodeDecodeError:
-                text, encoding = data.decode("latin-1"), "latin-1"
+        except UnicodeDecodeError as exc:
+            text, encoding = legacy_decode(data, exc.start)
             notes["encoding"] = encoding
             notes["note"] = f"not valid UTF-8; decoded as {encoding}"
     sample = text[:65536]
@@ -229,3 +235,56 @@ def decode_text(data: bytes, where: str) -> tuple[str, dict[str, str]]:
     if encoding != "utf-8" and "encoding" not in notes:
         notes["encoding"] = encoding
     return text, notes
+
+
+def legacy_decode(data: bytes, first_bad: int) -> tuple[str, str]:
+    """Text that is not UTF-8 (its first invalid byte at ``first_bad``) and the encoding it
+    was decoded with: charset-normalizer's guess from a sample, invalid bytes replaced; else
+    cp1252, or latin-1 for the five bytes cp1252 leaves undefined."""
+    guess = guess_encoding(detection_sample(data, first_bad))
+    if guess is not None and guess != "cp1252":
+        try:
+            return data.decode(guess, errors="replace"), guess
+        except LookupError:  # a name this Python does not know: the fallback reads it
+            pass
+    try:
+        return data.decode("cp1252"), "cp1252"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
+
+
+# Bytes that are never part of a multi-byte character in an ASCII-compatible encoding
+# (Shift-JIS, EUC, GBK, GB18030, Big5 use 0x30 and up): a sample cut after one splits none.
+_CUT = re.compile(rb"[\x01-\x2f]")
+
+
+def detection_sample(data: bytes, first_bad: int) -> bytes:
+    """At most ``DETECT_BYTES`` of ``data`` for the guess: from a little before its first byte
+    that is not UTF-8 (where the evidence starts: a long ASCII head says nothing), cut at
+    both ends between characters."""
+    start = max(0, first_bad - 1024)
+    if start:
+        found = _CUT.search(data, start, first_bad)
+        start = found.end() if found else first_bad
+    end = start + DETECT_BYTES
+    if end < len(data):
+        found = _CUT.search(data[max(start, end - 4096) : end][::-1])
+        end -= found.start() if found else 0
+    return data[start:end]
+
+
+def guess_encoding(sample: bytes) -> str | None:
+    """charset-normalizer's best guess for a sample of text, None when it has none (binary
+    data). cp1252 wins a tie: on Western text its guess is often cp1250 or a Mac code page,
+    which read as well by its measures but turn "crème" into "crčme"."""
+    from charset_normalizer import from_bytes
+
+    matches = from_bytes(sample)
+    best = matches.best()
+    if best is None:
+        return None
+    for match in matches:
+        as_good = match.chaos <= best.chaos and match.coherence >= best.coherence
+        if as_good and "cp1252" in match.could_be_from_charset:
+            return "cp1252"
+    return best.encoding
