@@ -10,6 +10,7 @@ the welcome page's counts, the samples menu item, no watchdog ERROR at shutdown.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import shutil
@@ -383,7 +384,10 @@ def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, t
     assert live.startswith("sparc-tiny+adapted")
     text = window.banner.text()
     assert text.startswith(f"Adapted model in use: {live}.")
-    assert f"from {info['loss_first']:.2f} to {info['loss_last']:.2f}" in text
+    # plain words: the loss as a perplexity, no "masked-word loss" (issue 36, item 4)
+    before, after = math.exp(info["loss_first"]), math.exp(info["loss_last"])
+    assert f"a pick among {before:,.0f} words before and {after:,.0f} after" in text
+    assert "loss" not in text and "MRR" not in text
     assert f"your {info['sentences']:,} sentences" in text
     qtbot.waitUntil(lambda: window.act_restore.isEnabled(), timeout=WAIT_MS)
     assert window.model_state["adapted"] and window.model_state["name"].endswith("+adapted")
