@@ -199,6 +199,16 @@ person's messages (those with the address in their own headers): {kw_names_misse
 run of 2026-11-25 the first answer there names the person another way: an Exchange address
 for Janet Butler, a spam offering "Make BIG Money".
 
+A keyword search (`engine.search.intent.is_keyword_query`: no "?", at most six words, a first
+word that opens no question or request in our six languages) lists the documents holding any
+of its words before those holding none (`engine.search.answers.by_words_held`; issue 36: "coldplay
+halftime" listed documents holding neither word). Measured on the same homes, 2026-11-28
+(`python -m bench.product --work runs/product-040`, `product-20261128-011949` against
+`product-20261127-231642`): no hit@1 moved on any set, typed either way; Enron's keyword
+MRR@10 99.5 → 99.4. The stronger order, every word before some, was measured first and not
+kept: SQuAD's keyword forms lost 3 points of hit@1 (97.1 → 94.1, `product-20261128-011506`),
+because a paraphrase's answer often lacks one of the typed words.
+
 ## Forwarded messages and address questions
 
 A forwarded message's own header block (Outlook's "From:/Sent:/To:", Lotus Notes' sender on

@@ -3,8 +3,8 @@
 "coldplay halftime" listed seven documents, six holding neither word: the neural ranking
 finds neighbours by meaning, which is right for a question and wrong for a user who typed two
 words and wants the files that hold them. On the sample files: for keyword searches, every
-document holding all the words comes before one holding some, and that before one holding
-none; a question is ranked by meaning alone (``engine.search.intent``).
+document holding some of the words comes before one holding none; a question is ranked by
+meaning alone (``engine.search.intent``).
 """
 
 from __future__ import annotations
@@ -25,19 +25,19 @@ def engine():
 
 
 def _groups(e: Engine, words: str, answers) -> list[int]:
-    """0 when a document holds every one of ``words``, 1 some, 2 none (the document index's view)."""
+    """0 when a document holds some of ``words``, 1 none (the document index's view)."""
     reader = e._get_reader()
     assert reader is not None
     out = []
     for a in answers:
         share, _ = reader.coverage(words, a.doc_key)
-        out.append(0 if share >= 1.0 - 1e-9 else 1 if share > 0 else 2)
+        out.append(0 if share > 0 else 1)
     return out
 
 
 #: Keyword searches over the samples whose neural order mixes the groups (found by asking
-#: random pairs of the samples' words with the rule off: 31 of 300 pairs were reordered).
-KEYWORDS = ("filed living", "regular names", "direct reduce", "accounts millions", "extract aired")
+#: random pairs of the samples' words with the rule off: 35 of 600 pairs were reordered).
+KEYWORDS = ("feature whose", "extract aired", "merthyr environment", "merthyr capacity", "marketing ineffectively")
 
 
 @pytest.mark.parametrize("query", KEYWORDS)
@@ -45,7 +45,7 @@ def test_a_keyword_search_lists_documents_holding_its_words_first(engine: Engine
     answers = engine.ask(query)
     groups = _groups(engine, query, answers)
     assert groups == sorted(groups), (query, [(Path(a.path).name, g) for a, g in zip(answers, groups, strict=True)])
-    assert groups[0] < 2
+    assert groups[0] == 0
 
 
 def test_a_question_is_ranked_by_meaning_not_by_the_words_it_holds(engine: Engine) -> None:
