@@ -96,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     backend.start()
     wait_for(lambda: backend.is_ready and window._sources_known, "the engine")
     shot(window, "01-first-run.png")
+    # a question before anything is indexed: the welcome page stays, saying so (issue 36, item 2)
+    window.search.setText("Who won Super Bowl 50?")
+    window.run_search()
+    wait_for(lambda: window.statusBar().currentMessage().startswith("Nothing is indexed"), "the nothing-indexed line")
+    shot(window, "15-nothing-indexed.png")
+    window.search.clear()
     # one corrupt file, so the Sources dialog has a failure to show, and one in a format that is
     # not read (Word 97-2003), listed as skipped and found by its name; added after the first-run
     # shot, whose welcome page counts the samples as shipped
@@ -180,6 +186,16 @@ def main(argv: list[str] | None = None) -> int:
         300,
     )
     shot(window, "13-phrase-dropped.png")
+
+    # A reply previewed whole, the message it quotes in grey below its own words (issue 36,
+    # item 1: "see below for web site for directions" had nothing below).
+    ask(
+        "Where is the Trading Track dinner tomorrow night?",
+        lambda: bool(window.preview.hits) and window.preview.quoted,
+        "a reply previewed with its quote",
+        400,
+    )
+    shot(window, "16-quoted-reply.png")
 
     # The e-mail filters: a sender by part of a name, a custom date range typed as months.
     window.act_filters.setChecked(True)
