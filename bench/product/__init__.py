@@ -43,6 +43,7 @@ from __future__ import annotations
 # (search and BM25, the metrics), the report (tables, docs/product.md from its template,
 # bench/templates/product.md); the command (``cli``: ``run``, ``main``) uses all four.
 # Every name the single module bench/product.py had is here still.
+from bench import harness
 from bench.harness import RESULTS
 from bench.product.ask import (
     COVERAGE_GRID,
@@ -91,6 +92,7 @@ from bench.product.data import (
     parse_message,
     squad_articles,
 )
+from bench.product.questions import _SUBJECT_PREFIX as _SUBJECT_PREFIX
 from bench.product.questions import (
     MAX_ADDRESS,
     MAX_DATE,
@@ -109,6 +111,24 @@ from bench.product.questions import (
     squad_questions,
 )
 from bench.product.report import keyword_table, kind_table, render, table, write_doc
+
+# Private names of the single module, for code written against it (bench.heldout read
+# ``_SUBJECT_PREFIX`` and the git helpers); not part of ``__all__``.
+_index = index_collection
+_doc_ranking = ranking_settings
+
+
+def _busy_processes(min_cpu: float = 15.0) -> list[str]:
+    return harness.busy_processes(min_cpu)
+
+
+def _git_head() -> str:
+    return harness.git_head().head
+
+
+def _git_dirty() -> list[str]:
+    return harness.git_head().dirty
+
 
 __all__ = [
     "BIPIA_DIR",
