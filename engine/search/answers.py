@@ -33,7 +33,16 @@ from engine.ingest.mail import EMAIL_ADDRESS, RECIPIENT_FIELDS, people_of
 from engine.model.bundle import Bundle
 from engine.model.encoder import default_bundle_dir
 from engine.search.defaults import DEFAULT_FUSION, FUSIONS
-from engine.search.intent import is_keyword_query, keyword_terms
+from engine.search.intent import FRAME_WORDS as QUESTION_FRAME  # noqa: F401 (public names, used outside)
+from engine.search.intent import (  # noqa: F401
+    STOPWORDS,
+    QuestionIntent,
+    typed_name,
+    wanted_address,
+    wanted_field,
+    without_frame,
+)
+from engine.search.intent import parse as parse_intent
 from engine.search.query import ParsedQuery
 from engine.search.query import parse as parse_query
 
@@ -46,145 +55,6 @@ MAX_OTHERS = 3
 #: Stored fields are read in chunks of this many hits while grouping.
 LOAD_CHUNK = 64
 
-# Words too common to highlight (and that BM25 drops too).
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "herself",
-        "him",
-        "himself",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "ourselves",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "themselves",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-        # what a word split at its apostrophe leaves ("Wolfe's", "don't", "we'll"), as in
-        # NLTK's list ("d" and "m" stay words: vitamin D, 5 m); "s" was otherwise a
-        # question's rarest word in a mailbox where the person's name is on every message
-        "s",
-        "t",
-        "ll",
-        "re",
-        "ve",
-    ]
-)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -560,71 +430,7 @@ ANSWER_COVERAGE = 0.4
 #: description is not held to a sentence matching all of its words.
 ANSWER_TOKENS = 8
 
-#: Words that say what kind of answer a question wants rather than what it is about ("What
-#: is the e-mail address of ...", "Who sent the message ...", "Find the $ value paid to
-#: ..."): a document need not contain them to answer, so the no-answer decision and the
-#: whole-document BM25 (``document_query``) leave them out. "value" and "amount" ask for a
-#: quantity as "much" and "number" do: kept, they ranked "he only paid 190,000 and that is
-#: the fair value" above the message saying what was paid to whom (docs/product.md).
-QUESTION_FRAME = frozenset(
-    {
-        "email", "e", "mail", "address", "addresses", "message", "messages", "sent", "send", "sender",
-        "received", "receive", "recipient", "recipients",
-        "wrote", "write", "written", "name", "named", "called", "date", "day", "year", "time", "say",
-        "said", "tell", "told", "mention", "mentioned", "find", "know", "many", "much", "number",
-        "please", "give", "show", "list", "q", "value", "amount",
-    }
-)
-
 _SENTENCE_END = re.compile(r"[.!?;:…)\]\"'»”’]\s*$")
-
-
-_NOT_CONTENT = STOPWORDS | QUESTION_FRAME
-_FRAME_WORD = re.compile(r"\b(?:" + "|".join(sorted(QUESTION_FRAME, key=len, reverse=True)) + r")\b", re.I)
-
-
-def _words_outside(text: str, words: frozenset[str]) -> str:
-    return " ".join(w for w in _WORD.findall(text) if w.lower() not in words)
-
-
-def without_stopwords(text: str) -> str:
-    """The words of ``text`` less stopwords."""
-    return _words_outside(text, STOPWORDS)
-
-
-def document_query(question: str) -> str:
-    """The question as the whole-document BM25 reads it: its content words (stopwords and
-    ``QUESTION_FRAME`` out), or its words less stopwords when it has none. "Who sent the
-    e-mail about the glacier survey?" would otherwise rank a message higher for saying
-    "e-mail" or "sent" (every message was sent). Public, as are ``restrict`` and
-    ``rank_documents``, because bench.doc_ranking replays ``ask``'s steps."""
-    return content_words(question) or without_stopwords(question)
-
-
-def without_frame(question: str) -> str:
-    """The question with its ``QUESTION_FRAME`` words blanked out, the rest (stopwords,
-    punctuation, "$") as typed: what the no-answer decision's match scores."""
-    return _FRAME_WORD.sub(" ", question)
-
-
-_ABOUT_MAIL = re.compile(r"\be-?mails?\b", re.I)
-
-
-def ranking_text(question: str) -> str:
-    """The question as the sentence ranking reads it. One about an e-mail ("Who sent the
-    e-mail about the audit plan?", "What is the email address of ...?") without its
-    ``QUESTION_FRAME`` words: they describe the message, not what it says, and would rank
-    "I sent you an e-mail about the audit yesterday" above the message asked about. Any
-    other question as typed: there such words often carry meaning ("What year ...?", "How
-    are messages delivered?")."""
-    if _ABOUT_MAIL.search(question) and content_words(question):
-        return without_frame(question)
-    return question
-
-
-def content_words(question: str) -> str:
-    """The words of a question that say what it is about (stopwords and ``QUESTION_FRAME`` out)."""
-    return _words_outside(question, _NOT_CONTENT)
 
 
 def is_heading(text: str, lines: bool = False) -> bool:
@@ -693,44 +499,6 @@ def is_heading_record(meta: dict[str, Any]) -> bool:
     return is_heading(meta.get("text") or "", lines=meta.get("kind") in LINE_KINDS)
 
 
-#: Questions whose answer is a header line of a message, and that line's field.
-_FIELD_QUESTIONS = (
-    (re.compile(r"\bwho\s+(?:sent|wrote|e-?mailed|forwarded)\b|\bfrom\s+whom\b|\bsender\b", re.I), "from"),
-    (re.compile(r"\bbcc(?:'?e?d)?\b|\bblind[\s-]+(?:carbon\s+)?copied\b", re.I), "bcc"),
-    # ("50 cc", "how many cc of saline": the unit, not the header)
-    (
-        re.compile(
-            r"(?<!\d)(?<!\d\s)(?<!many\s)(?<!much\s)\bcc(?:'?e?d)?\b"
-            r"|\bwho\s+(?:was|were|got)\s+(?:carbon\s+)?copied\b|\bcopied\s+in\b",
-            re.I,
-        ),
-        "cc",
-    ),
-    (re.compile(r"\bto\s+whom\b|\bwho\s+(?:received|got|was\s+it\s+sent\s+to)\b|\brecipients?\b", re.I), "to"),
-    (re.compile(r"\bsubject(?:\s+line)?\s+of\b|\bwhat\s+was\s+the\s+subject\b", re.I), "subject"),
-)
-
-
-#: "When was the e-mail about ... sent?", "What day did Ann send the message ...?": the
-#: message's date is the answer (a field no index line holds: ``date_hit`` states it). The
-#: question must name a message too: "When does the crane arrive?" asks what a message says.
-_DATE_QUESTION = re.compile(
-    r"\b(?:when|what\s+(?:date|day|time)|which\s+(?:date|day)|how\s+long\s+ago)\b.*"
-    r"\b(?:sent|send|sending|e-?mailed|mailed|wrote|written|received|receive|got|get|arrived?|dated)\b",
-    re.I,
-)
-_NAMES_A_MESSAGE = re.compile(r"\b(?:e-?mails?|e-?mailed|mail(?:ed)?|messages?|letters?|notes?|memos?)\b", re.I)
-
-
-def wanted_field(question: str) -> str:
-    """The header field a question asks for ("Who sent ...?" -> ``from``, "When was ...
-    sent?" -> ``date``), or ""."""
-    found = next((name for pattern, name in _FIELD_QUESTIONS if pattern.search(question)), "")
-    if found:
-        return found
-    return "date" if _DATE_QUESTION.search(question) and _NAMES_A_MESSAGE.search(question) else ""
-
-
 def date_hit(meta: dict[str, Any], score: float) -> Hit | None:
     """A message's date as its answer line, as a header writes it, in this machine's zone as
     the window shows dates ("Date: Thu, 08 Feb 2001 00:29:00 +0000" in UTC; the index keeps
@@ -740,17 +508,6 @@ def date_hit(meta: dict[str, Any], score: float) -> Hit | None:
         return None
     line = "Date: " + format_datetime(_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc).astimezone())
     return Hit(line, score, line, 0, len(line), field="date")
-
-
-_ADDRESS_QUESTION = re.compile(r"\be-?mail\s+address(?:es)?\b|\baddress(?:es)?\s+to\s+e-?mail\b", re.I)
-
-
-def wanted_address(question: str) -> frozenset[str]:
-    """For a question asking for an e-mail address ("What is the email address of Jun
-    Tanaka?"), the words naming whose (lower case); else an empty set."""
-    if not _ADDRESS_QUESTION.search(question):
-        return frozenset()
-    return frozenset(w.lower() for w in _WORD.findall(content_words(question)) if len(w) > 1)
 
 
 def _address_words(meta: dict[str, Any], names: frozenset[str]) -> int:
@@ -792,19 +549,6 @@ def address_shown(text: str, names: frozenset[str]) -> int:
             local = address.split("@", 1)[0].lower()
             best = max(best, 2 if any(len(n) > 2 and n in local for n in names) else 1)
     return best
-
-
-def typed_name(query: str) -> frozenset[str]:
-    """The words of a query that is a person's name alone ("Kay Mann", "mahmassani souad"):
-    two to four words, no question, no restriction; else an empty set. Whether it is one is
-    told by the header lines it matches (``in_own_header``), not here."""
-    words = query.split()
-    if not 2 <= len(words) <= 4 or any(not _NAME_WORD.fullmatch(w) for w in words):
-        return frozenset()
-    return frozenset(w.lower().strip(".") for w in words)
-
-
-_NAME_WORD = re.compile(r"[^\W\d_][\w'.-]*")
 
 
 def in_own_header(hit: Hit, names: frozenset[str]) -> bool:
@@ -922,12 +666,13 @@ def ask(
     if box.nothing:
         return Answers(relaxed=box.relaxed)
     question, filters, f, relaxed = box.text, box.filters, box.index_filters, box.relaxed
-    content = content_words(question).split()
+    intent = parse_intent(question)  # the one reading of the question's words (issue 37)
+    content = list(intent.content)
     # (an empty index holds no word: "nothing indexed yet" is the caller's to say)
     absent = index.absent_words(content) if content and index.num_sentences > 0 else []
     if content and len(absent) == len(content):
         return Answers(relaxed=relaxed, absent=absent)  # nothing holds any of its words
-    ranking = ranking_text(question)
+    ranking = intent.ranking
     qids = query.question_ids(ranking)
     terms = question_terms(ranking)
     use_idf = term_weights(index, qids, idf, query.table)
@@ -936,7 +681,7 @@ def ask(
     if hybrid:
         # Content words only (the stopword list is longer than the index analyzer's): a
         # long question's "how", "would", "about" would otherwise rank whole documents.
-        doc_scores = dict(index.bm25_documents(document_query(question), DOC_DEPTH, filters=f))
+        doc_scores = dict(index.bm25_documents(intent.document_query(), DOC_DEPTH, filters=f))
     if not ranked and not doc_scores:
         return Answers(relaxed=relaxed, absent=absent)
 
@@ -966,7 +711,7 @@ def ask(
     if catalog is not None:
         # messages the question names by a subject no index term reaches ("where are you"):
         # from the catalog, their sentences fetched below under the question's restrictions
-        named = [k for k in catalog.messages_with_subject(subject_candidates(question)) if k not in doc_rank][:top]
+        named = [k for k in catalog.messages_with_subject(intent.subject_candidates()) if k not in doc_rank][:top]
         for k in named:
             doc_rank[k] = 0.0
             keys.append(k)
@@ -995,15 +740,17 @@ def ask(
     # a message the question names by its whole subject comes first, in the ranking's order
     # (how a mail reader's user names one: "the e-mail about where are you", a subject of
     # stopwords that ranks nothing)
-    quoted = [k for k in keys if groups.get(k) and _quotes_subject(question, groups[k][0][1])]
+    quoted = [k for k in keys if groups.get(k) and _quotes_subject(intent, groups[k][0][1])]
     keys = quoted + [k for k in keys if k not in quoted and k not in named]  # (a run it does not name)
-    if is_keyword_query(question):
-        keys = by_words_held(index, keys, keyword_terms(question, STOPWORDS))
+    if intent.keyword:
+        keys = by_words_held(index, keys, intent.content)
+    elif intent.direction:
+        keys = by_direction(keys, catalog, intent)
     answers = Answers(relaxed=relaxed, absent=absent)
     messages: set[str] = set()
     copies = _copies(keys, groups, catalog)
     shown: dict[tuple[str, str], Answer] = {}
-    field, names = wanted_field(question), wanted_address(question)
+    field, names = intent.field, intent.address_of
     for key in keys:
         if not groups.get(key):  # a document with no live sentence is gone
             continue
@@ -1061,12 +808,12 @@ def ask(
         # "Souad Mahmassani/Corp/Enron@ENRON"), and one whose address spells the name before
         # an opaque one (``address_shown``), each group in the ranking's order
         answers[:] = sorted(answers, key=lambda a: -address_shown(a.best.sentence, names))
-    elif (person := typed_name(question)) and answers:
+    elif (person := intent.typed_name) and answers:
         # a name typed alone: the person's own messages (the name in a message's From, To,
         # Cc or Bcc) before those that name them in their text or in a forwarded header
         answers[:] = sorted(answers, key=lambda a: not in_own_header(a.best, person))
     if answers:
-        answers.coverage, n_terms = index.coverage(content_words(question), answers[0].doc_key)
+        answers.coverage, n_terms = index.coverage(" ".join(content), answers[0].doc_key)
         if n_terms == 0 and index.num_documents == 0:  # no document index (an older generation):
             answers.coverage = 1.0  # the match alone decides
         # otherwise no term means a question that names nothing ("What is it?", "Who sent the
@@ -1075,7 +822,7 @@ def ask(
         # sentence need say "e-mail" or "sent" to answer "Who sent the e-mail about ...?",
         # yet with them the highest score it could reach counted their weight.
         # (a question about an e-mail was ranked without them already: ``ranking``)
-        mqids = qids if ranking != question or not qids else query.question_ids(without_frame(question)) or qids
+        mqids = qids if ranking != question or not qids else query.question_ids(intent.match_text()) or qids
         if use_idf is not True or mqids != qids:  # the ranking's scores are not those the match needs
             best = index.search(mqids, 1, idf=True, filters=f) if mqids else []
             sparc_top = best[0].score if best else None
@@ -1085,58 +832,8 @@ def ask(
     return answers
 
 
-#: Reply and forward markers a subject starts with ("Re:", "FW:", "AW: AW:"), left out when
-#: a question quotes it.
-_SUBJECT_MARKS = re.compile(r"^(?:\s*(?:re|fw|fwd|aw|wg|sv|tr)\s*(?:\[\d+\])?\s*:)+", re.I)
-
-
-def quotes_subject(question: str, subject: str) -> bool:
-    """Whether ``question`` names a message by its whole subject (its reply and forward
-    markers left out): the query is the subject ("where are you"), or it names a message and
-    holds the subject's words in a row with nothing but stopwords and frame words after them
-    ("Who sent the e-mail about where are you?", "When was the e-mail about X sent?"; not
-    "... about where are you going tonight?"). The subject needs two words that are not
-    question-frame words ("the e-mail" is no name)."""
-    words = [w.lower() for w in _WORD.findall(_SUBJECT_MARKS.sub("", subject))]
-    if sum(1 for w in words if w not in QUESTION_FRAME) < 2:
-        return False
-    asked = [w.lower() for w in _WORD.findall(question)]
-    if asked == words:
-        return True
-    n = len(words)
-    return bool(_NAMES_A_MESSAGE.search(question)) and any(
-        asked[i : i + n] == words and all(w in _NOT_CONTENT for w in asked[i + n :])
-        for i in range(len(asked) - n + 1)
-    )
-
-
-#: How a reply or a forward writes a subject: each is looked for with these before it.
-_SUBJECT_PREFIXES = ("", "re: ", "fw: ", "fwd: ", "aw: ")
-#: The longest run of a question's words looked for as a subject.
-SUBJECT_WORDS = 12
-
-
-def subject_candidates(question: str) -> list[str]:
-    """The subjects, in lower case, by which ``question`` may name a message
-    (``quotes_subject``): every run of 2 to ``SUBJECT_WORDS`` of its words as typed (quotes
-    and a final "?" left out) when it names a message, else the whole query; each bare and
-    after "re: ", "fw: ", "fwd: ", "aw: ". The catalog is asked for them as written."""
-    text = question.strip().rstrip("?").strip()
-    words = [w.strip("\"'“”‘’") for w in text.lower().split()]
-    words = [w for w in words if w]
-    if _NAMES_A_MESSAGE.search(question):
-        runs = [
-            " ".join(words[i : i + n])
-            for n in range(2, min(SUBJECT_WORDS, len(words)) + 1)
-            for i in range(len(words) - n + 1)
-        ]
-    else:
-        runs = [" ".join(words)] if len(words) >= 2 else []
-    return [prefix + run for run in runs for prefix in _SUBJECT_PREFIXES]
-
-
-def _quotes_subject(question: str, meta: dict[str, Any]) -> bool:
-    return meta.get("kind") == "email" and quotes_subject(question, meta.get("title") or "")
+def _quotes_subject(intent: QuestionIntent, meta: dict[str, Any]) -> bool:
+    return meta.get("kind") == "email" and intent.quotes_subject(meta.get("title") or "")
 
 
 def _copies(
@@ -1259,6 +956,53 @@ def by_words_held(index: SentenceIndex, keys: list[str], words: Sequence[str]) -
     return sorted(keys, key=lambda key: index.coverage(text, key)[0] <= 0.0)
 
 
+def by_direction(keys: list[str], catalog: _CatalogLike | None, intent: QuestionIntent) -> list[str]:
+    """A message asked for by whom it is from or to ("mail from Bob about the budget",
+    "Bob's e-mail about ...", "Mail von Bob über ..."): the ranked messages whose From (or
+    To/Cc) names every word of that person come first, each group in the ranking's order
+    (issue 37). A soft preference: the others stay listed; ``from:`` in the box filters."""
+    if catalog is None or not intent.person:
+        return keys
+
+    def named(key: str) -> bool:
+        msg = catalog.message(key)
+        if msg is None:
+            return False
+        people = [msg.from_addr] if intent.direction == "from" else [*msg.to_addrs, *msg.cc_addrs]
+        held = {w for p in people for w in _WORD.findall(p.lower().replace(".", " ").replace("_", " "))}
+        return intent.person <= held
+
+    first = [k for k in keys if named(k)]
+    return first + [k for k in keys if k not in first] if first else keys
+
+
+def content_words(question: str) -> str:
+    """What ``question`` is about (``engine.search.intent.QuestionIntent.content``)."""
+    return " ".join(parse_intent(question).content)
+
+
+def ranking_text(question: str) -> str:
+    """The question as the sentence ranking reads it (``QuestionIntent.ranking``)."""
+    return parse_intent(question).ranking
+
+
+def document_query(question: str) -> str:
+    """The question as the whole-document BM25 reads it (``QuestionIntent.document_query``).
+    Public, as are ``restrict`` and ``rank_documents``, because bench.doc_ranking replays
+    ``ask``'s steps."""
+    return parse_intent(question).document_query()
+
+
+def subject_candidates(question: str) -> list[str]:
+    """The subjects ``question`` may name a message by (``QuestionIntent.subject_candidates``)."""
+    return parse_intent(question).subject_candidates()
+
+
+def quotes_subject(question: str, subject: str) -> bool:
+    """Whether ``question`` names a message by its whole ``subject`` (``QuestionIntent.quotes_subject``)."""
+    return parse_intent(question).quotes_subject(subject)
+
+
 QUOTED_WEIGHT = 0.9
 
 
@@ -1272,7 +1016,7 @@ def quoted_score(score: float, meta: dict[str, Any], own: set[str]) -> float | N
     own (``own``): the quoted message is indexed and answers by itself."""
     if not meta.get("quoted"):
         return score
-    if _same_text(meta.get("text")) in own:
+    if _same_text(meta.get("text")) in own or QUOTED_WEIGHT <= 0.0:  # (0: quotes not searched)
         return None
     return score * QUOTED_WEIGHT
 
