@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -28,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import harness  # noqa: E402
 from bench.indexing import SQUAD, PeakRSS, write_corpus  # noqa: E402
 from engine.api.facade import Engine  # noqa: E402
 
@@ -43,6 +42,7 @@ def main(argv: list[str] | None = None) -> dict:
     if not SQUAD.exists():
         print(f"skipped: {SQUAD} is absent (the shared data folder is needed)", file=sys.stderr)
         return {}
+    recorder = harness.Run("adapt", argv)
     work = Path(tempfile.mkdtemp(prefix="sparcdesk-adapt-bench-"))
     try:
         corpus = work / "corpus"
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> dict:
                 if pr.phase == "writing":
                     marks.setdefault("trained", time.perf_counter())
 
-            load_before = os.getloadavg()
+            load_before = harness.load()
             with PeakRSS() as rss:
                 t0 = time.perf_counter()
                 bundle = engine.adapt(steps=args.steps, vocab_expansion=args.vocab, on_adapt=on_adapt)
@@ -72,7 +72,6 @@ def main(argv: list[str] | None = None) -> dict:
         trained_at = marks.get("trained", t0 + a["seconds"])
         result = {
             "benchmark": "adapt",
-            "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "corpus": {"files": files, "sentences_indexed": status["sentences"], "source": str(SQUAD.name)},
             "settings": {k: a[k] for k in ("steps", "batch_size", "lr", "mask_prob", "mlm", "softmax", "vocab_expansion")},
             "threads": args.threads,
@@ -88,15 +87,12 @@ def main(argv: list[str] | None = None) -> dict:
             "generation_after": status["generation"],
             "target": {"total_seconds_max": 900, "peak_rss_mb_max": 3072},
             "passed": total_s <= 900 and rss.peak <= 3 * 2**30,
-            "machine": {
-                "platform": platform.platform(),
-                "cpus": os.cpu_count(),
-                "loadavg_before": list(load_before),
-                "loadavg_after": list(os.getloadavg()),
-            },
+            # the load just around the adaptation; the harness adds the machine and the
+            # environment before and after the whole run
+            "machine": {"loadavg_before": list(load_before), "loadavg_after": list(harness.load())},
         }
-        out = ROOT / "bench" / "results" / f"adapt-{time.strftime('%Y%m%d-%H%M%S')}.json"
-        out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        result = harness.with_header(result, recorder)
+        out = harness.write_json(harness.result_path("adapt"), result)
         print(json.dumps(result, indent=1))
         print(f"written: {out}")
         return result

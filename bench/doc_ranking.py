@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import engine.search.answers as search
-from bench import read_rows
+from bench import harness, read_rows
 from bench.product import COLLECTION_OF, TOP
 from engine.api.facade import Engine
 
@@ -116,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap.add_argument("--seed", type=int, default=SEED, help="seed of the halves")
     ap.add_argument("--json", type=Path, help="write the grid and the choices here")
     args = ap.parse_args(argv)
+    recorder = harness.Run("doc_ranking", argv) if args.json else None
     shipped = (search.DOC_WEIGHT, search.DOC_DECAY)
     rows = [json.loads(line) for line in read_rows(args.questions) if line.strip()]
     items: dict[str, list[dict]] = {}
@@ -158,8 +159,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
         us = ", ".join(f"{s} {g[s][3]:.0f}" for s in items)
         print(f"document ranking, weight {g['weight']}, decay {g['decay']}: microseconds per question: {us}")
     out = {"questions": str(args.questions), "seed": args.seed, "grid": grid, "choices": choices}
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
+    if args.json:  # under the harness's header (command, git, machine, load before and after)
+        harness.write_result(args.json, out, recorder)
     return out
 
 

@@ -31,8 +31,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench import harness
+
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
+RESULTS = harness.RESULTS
 
 
 def cli(
@@ -494,6 +496,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--good", type=int, default=30, help="hostile: good files among them")
     p.add_argument("--keep", action="store_true", help="keep the work folder")
     args = p.parse_args(argv)
+    recorder = harness.Run("faults", argv)
     work = Path(tempfile.mkdtemp(prefix=f"sparcdesk-faults-{args.what}-"))
     try:
         if args.what == "damage":
@@ -505,9 +508,7 @@ def main(argv: list[str] | None = None) -> dict:
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"faults-{args.what}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(out, indent=1))
+    path = recorder.save(f"faults-{args.what}", out, folder=RESULTS)
     print("wrote", path)
     return out
 

@@ -16,9 +16,6 @@ Prints the timings and writes ``bench/results/freshness-<stamp>.json``.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,6 +23,7 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 
+from bench import harness
 from engine.api.facade import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs, each on a fresh corpus and home")
     ap.add_argument("--out", type=Path, default=None, help="JSON file (default bench/results/freshness-<stamp>.json)")
     args = ap.parse_args(argv)
+    recorder = harness.Run("freshness", argv)
     runs = []
     for i in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="sparcdesk-freshness-") as tmp:
@@ -160,11 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         "runs": runs,
         "worst": worst,
         "met": all(v <= TARGET_S for v in worst.values()),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load": os.getloadavg()},
+        "machine": {"load": harness.load()},  # at the end; the harness adds the rest
     }
-    out = args.out or ROOT / "bench" / "results" / f"freshness-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    out = recorder.save("freshness", result, path=args.out)
     print(f"worst of {len(runs)}: " + ", ".join(f"{k} {v:.2f} s" for k, v in worst.items()))
     print(f"target <= {TARGET_S} s: {'met' if result['met'] else 'NOT met'}; {out}")
     return 0

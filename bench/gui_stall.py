@@ -22,7 +22,6 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -31,6 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench import harness  # noqa: E402
 
 DATA = Path(os.environ.get("SPARCDESK_DATA", ROOT.parent / "shared" / "data"))
 SQUAD_DEV = DATA / "squad" / "dev-v1.1.json.gz"
@@ -147,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     if not SQUAD_DEV.is_file():
         msg = f"SKIP: {SQUAD_DEV} is absent (the shared data folder is not mounted)"
         print(msg)
-        args.out.write_text(json.dumps({"skipped": msg}, indent=1) + "\n")
+        harness.write_json(args.out, {"skipped": msg})
         return 0
+    recorder = harness.Run("gui_stall", argv)
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QEventLoop, QSettings, QTimer
@@ -239,7 +241,6 @@ def main(argv: list[str] | None = None) -> int:
     stall["gaps_over_50ms_during_a_search"], stall["gaps_over_50ms_otherwise"] = during
     result = {
         "benchmark": "gui_stall",
-        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "target_max_stall_ms": TARGET_MS,
         "passed": bool(final) and stall.get("max_stall_ms", 1e9) <= TARGET_MS,
         "indexing": {
@@ -258,16 +259,13 @@ def main(argv: list[str] | None = None) -> int:
             "ask_every_s": args.ask_every,
             "median_answer_ms": round(statistics.median(answers) * 1000, 1) if answers else None,
         },
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "loadavg_1m_at_end": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+        "machine": {  # the harness adds the platform, Python, CPUs ...
+            "loadavg_1m_at_end": round(harness.load()[0], 2) if harness.load() else None,
             "qt_platform": app.platformName(),
         },
     }
     window.close()
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    recorder.save("gui_stall", result, path=args.out)
     print(
         f"indexed {result['indexing']['files']} files / {result['indexing']['sentences']} sentences in {elapsed:.1f} s; "
         f"{len(answers)} questions answered meanwhile"

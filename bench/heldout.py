@@ -26,7 +26,6 @@ one by one (the brief: tune apart from judging), so no question-level file is wr
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import sys
@@ -37,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import product
+from bench import harness, product
 from trainer.metrics import reciprocal_rank
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -224,6 +223,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     from engine.api.facade import Engine
 
+    recorder = harness.Run("heldout", argv)
     t0 = time.perf_counter()
     results: dict[str, dict] = {}
     cols = {
@@ -240,20 +240,17 @@ def main(argv: Sequence[str] | None = None) -> dict:
             qs = message_questions(messages, args.per_family) + address_questions(col, args.per_family)
             results[set_name] = ask_all(eng, col, product.DocBM25(col), qs)
         print(f"{set_name}: {len(qs)} questions", file=sys.stderr)
-    out = {
-        "command": "python -m bench.heldout " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "git": product._git_head(),
-        "git_dirty": product._git_dirty(),
+    payload = {
         "seed": SEED,
         "per_family": args.per_family,
         "results": results,
         "total_s": round(time.perf_counter() - t0, 1),
     }
+    # command, when, git, git_dirty, machine, environment: the harness's header
+    out = harness.with_header(payload, recorder)
     print(table(results))
     if not args.no_save:
-        path = ROOT / "bench" / "results" / f"heldout-{time.strftime('%Y%m%d-%H%M%S')}.json"
-        path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+        path = harness.write_json(harness.result_path("heldout"), out)
         print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
     return out
 

@@ -29,7 +29,6 @@ import gzip
 import importlib.util
 import json
 import os
-import platform
 import shutil
 import sqlite3
 import sys
@@ -45,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
+from bench import harness  # noqa: E402
 from engine.api.facade import Engine  # noqa: E402
 from engine.index.columns import COLUMNS_DIR  # noqa: E402
 from engine.index.docindex import FOLDER as DOCS_FOLDER  # noqa: E402
@@ -261,6 +261,7 @@ def main(argv: list[str] | None = None) -> dict:
     if not SQUAD.is_file():
         print(f"SQuAD dev not found at {SQUAD}: this benchmark needs ../shared/data", file=sys.stderr)
         raise SystemExit(2)
+    recorder = harness.Run("indexing", argv)
 
     from engine.model.encoder import default_threads
 
@@ -278,7 +279,7 @@ def main(argv: list[str] | None = None) -> dict:
             )
         if args.graph:
             bundle = bundle_with_graph(bundle, args.graph, work / "bundle")
-        load = os.getloadavg()
+        load = harness.load()
 
         engine = Engine(home=work / "home", bundle_dir=bundle, threads=threads)
         with PeakRSS() as rss:
@@ -326,11 +327,8 @@ def main(argv: list[str] | None = None) -> dict:
         nnz = sorted(len(v) for v in vectors)
 
         result: dict = {
-            "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "machine": {
-                "platform": platform.platform(),
+            "machine": {  # the harness adds the rest of the machine
                 "cpus_logical": os.cpu_count(),
-                "cpus_physical": psutil.cpu_count(logical=False),
                 "load_avg_before": [round(x, 2) for x in load],
             },
             "note": args.note,
@@ -386,9 +384,8 @@ def main(argv: list[str] | None = None) -> dict:
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / f"indexing-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    result = harness.with_header(result, recorder)
+    out = harness.write_json(harness.result_path("indexing", args.out), result)
     e2e = result["end_to_end"]
     print(f"corpus: {n_files} files, {len(sentences)} sentences; threads {threads}; load {load[0]:.1f}")
     print(f"end to end (ONNX bundle):  {e2e['sentences_per_s']:.1f} sentences/s in {e2e['seconds']:.1f} s")

@@ -12,11 +12,9 @@ ratio and the rule's verdict) to bench/results.
 from __future__ import annotations
 
 import argparse
-import json
-import time
 from pathlib import Path
 
-from bench import indexing
+from bench import harness, indexing
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Rule 1 of issue 34: the whole data folder at most this many bytes per indexed sentence ...
@@ -34,13 +32,13 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--note", default="", help="what else was running")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = ap.parse_args(argv)
+    recorder = harness.Run("model_cost", argv)
     common = ["--sentences", str(args.sentences), "--threads", str(args.threads), "--no-torch"]
     common += ["--no-encoder-rate", "--note", args.note, "--out", str(args.out)]
     runs = {name: indexing.main([*common, "--bundle", str(b)]) for name, b in (("old", args.old), ("new", args.new))}
     speedup = runs["new"]["end_to_end"]["sentences_per_s"] / runs["old"]["end_to_end"]["sentences_per_s"]
     per_sentence = {k: r["index"]["whole_bytes_per_sentence"] for k, r in runs.items()}
     out = {
-        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "old": str(args.old),
         "new": str(args.new),
         "sentences": args.sentences,
@@ -53,8 +51,7 @@ def main(argv: list[str] | None = None) -> dict:
         "nonzeros_median": {k: r["nonzeros_per_sentence"]["median"] for k, r in runs.items()},
         "passes": speedup >= MIN_SPEEDUP and per_sentence["new"] <= MAX_BYTES_PER_SENTENCE,
     }
-    path = args.out / f"model-cost-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    path = recorder.save("model-cost", out, folder=args.out)
     print(
         f"new / old end-to-end rate: {speedup:.2f} x (need {MIN_SPEEDUP}); whole folder bytes/sentence: "
         f"old {per_sentence['old']:.0f}, new {per_sentence['new']:.0f} (need <= {MAX_BYTES_PER_SENTENCE}); "

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import harness  # noqa: E402
 from engine.ingest.segment import split_passages  # noqa: E402
 from engine.model.encoder import SparseEncoder, default_bundle_dir  # noqa: E402
 from engine.model.features import load_tokenizer, passage_windows  # noqa: E402
@@ -78,7 +78,7 @@ def speed_one(bundle: Path, batch: int, paragraphs: int, threads: int, profile: 
         enc.session = ort.InferenceSession(
             str(bundle / enc.config.onnx), opts, providers=["CPUExecutionProvider"]
         )
-    load = os.getloadavg()[0]
+    load = harness.load()[0]
     t0 = time.perf_counter()
     enc.encode_passages(passages, batch)
     seconds = time.perf_counter() - t0

@@ -39,11 +39,9 @@ import contextlib
 import hashlib
 import json
 import os
-import platform
 import resource
 import shutil
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +51,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from bench import harness
 from bench.impact_terms import ImpactIndex
 from bench.synthetic import VectorModel, sample_questions
 from engine.index.columns import COLUMNS_DIR
@@ -61,7 +60,7 @@ from engine.index.quantize import Quantizer
 from engine.index.sentences import IndexFilters, SentenceIndex, SentenceRecord
 from engine.model.sparse import SparseVector
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = harness.RESULTS
 CHUNK = 20_000
 
 
@@ -73,30 +72,6 @@ def _percentiles(ms: Sequence[float]) -> dict[str, float]:
         "p99": float(np.percentile(a, 99)),
         "mean": float(a.mean()),
     }
-
-
-def _busy_processes(min_cpu: float = 15.0) -> list[str]:
-    """Other processes using CPU right now (name and command line, shortened)."""
-    try:
-        import psutil
-    except ImportError:
-        return ["(psutil not installed)"]
-    procs = list(psutil.process_iter(["pid", "cmdline", "name"]))
-    for p in procs:
-        with contextlib.suppress(psutil.Error):
-            p.cpu_percent(None)
-    time.sleep(1.0)
-    out: list[str] = []
-    me = os.getpid()
-    for p in procs:
-        try:
-            cpu = p.cpu_percent(None)
-            if p.pid != me and cpu >= min_cpu:
-                cmd = " ".join(p.info["cmdline"] or [p.info["name"] or "?"])
-                out.append(f"{cpu:.0f}% {cmd[:120]}")
-        except psutil.Error:
-            pass
-    return out
 
 
 def _vmhwm_mb() -> float:
@@ -558,27 +533,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         tag = "npz-" + hashlib.sha1(Path(args.npz).read_bytes()).hexdigest()[:8]
     else:
         model, tag = VectorModel.zipf(seed=args.seed), "zipf"
-    env_before = {"loadavg": os.getloadavg(), "busy": _busy_processes()}
+    recorder = harness.Run("search_latency", argv)
+    env_before = recorder.before
     log(f"load average {env_before['loadavg']}; busy processes: {env_before['busy'] or 'none'}")
     rows = [run_size(n, args, model, tag, log) for n in sizes]
-    env_after = {"loadavg": os.getloadavg(), "busy": _busy_processes()}
+    env_after = recorder.finish()
     out = {
-        "command": "python -m bench.search_latency " + " ".join(argv or sys.argv[1:]),
-        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-        },
         "vectors": f"npz {args.npz} ({tag})" if args.npz else "synthetic Zipf(0.9), median nnz 1000",
-        "environment": {"before": env_before, "after": env_after},
         "note": args.note,
         "results": rows,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = RESULTS / f"search_latency-{'-'.join(str(n) for n in sizes)}-{tag}-{stamp}.json"
-    path.write_text(json.dumps(out, indent=1))
+    # command, when, git, machine and the environment before and after: the harness's header
+    path = recorder.save(f"search_latency-{'-'.join(str(n) for n in sizes)}-{tag}", out, folder=RESULTS)
     print()
     print(_table(rows))
     print(
