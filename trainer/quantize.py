@@ -22,19 +22,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import onnx
 
 from engine.model.bundle import Bundle
-from trainer.export import FP32_NAME, projection_nodes, quantize
+from trainer.export import FP32_NAME, projection_nodes, quantize, weight_matmuls
 
 SELECTIVE_NAME = "model.int8.onnx"
-
-
-def weight_matmuls(path: Path) -> list[str]:
-    """MatMul/Gemm nodes with a constant weight: the ones dynamic quantization takes."""
-    graph = onnx.load(str(path)).graph
-    inits = {i.name for i in graph.initializer}
-    return [n.name for n in graph.node if n.op_type in ("MatMul", "Gemm") and any(i in inits for i in n.input)]
 
 
 def top_ids(bundle: Path, graph: str, sentences: Sequence[str], contexts: Sequence[str], threads: int) -> np.ndarray:
