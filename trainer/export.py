@@ -6,6 +6,8 @@ encoder's MatMuls are quantized to int8 (dynamic, per-channel); the vocabulary p
 the word-embedding matrix stay in floating point (fp16 storage), because the projection
 decides which tokens survive in the top-K and because on-device adaptation replaces that
 single matrix (initializer ``word_embeddings_fp16``) without re-exporting from torch.
+optimum traces the graph (``trainer.onnx_config``) and quantizes it (``ORTQuantizer``); the
+tied fp16 matrix is this module's own rewrite (docs/ARCHITECTURE.md, ``optimum``).
 :func:`check_agreement` (and :func:`check_passage_agreement` for a passage bundle) compares the
 ONNX outputs with the torch model on real sentences; ``tests/test_trainer.py`` runs it.
 
