@@ -2,7 +2,13 @@
 ``nl``, ``pt``), each a set of named tuples of lower-case words. Code asks for a list by name
 over every language (:func:`words`) and never spells words of its own.
 
-Lists: ``QUESTION_OPENERS`` (the words a question or a request starts with: a query
+Lists of words: ``STOPWORDS`` (function words), ``REQUEST_WORDS`` ("find", "how many"),
+``MESSAGE_WORDS`` ("mail", "Nachricht"), ``FIELD_WORDS`` ("sender", "address"), ``TOPIC_MARKERS``
+("about", "über"), ``INTERROGATIVES`` ("what", "wann"), ``DIRECTION_FROM`` / ``DIRECTION_TO`` ("from" / "to", "von" / "an"); of
+regular expressions (:func:`entries`, matched case-insensitively by
+``engine.search.intent``): ``FIELD_QUESTIONS`` ((field, pattern) pairs), ``DATE_QUESTIONS``,
+``ADDRESS_QUESTIONS``, ``DIRECTION_QUESTIONS`` (groups ``who`` and ``dir``).
+Also ``QUESTION_OPENERS`` (the words a question or a request starts with: a query
 starting with none of them and without "?" is a keyword search); ``MONTHS`` (full and abbreviated month names); ``TITLES`` (abbreviations written before
 a name: "Dr.", "dhr.", "Sr."), after which a sentence never ends; ``ABBREVIATIONS`` (written
 with a full stop inside a sentence: "z. B.", "bzw.", "ca."), after which a sentence does not
@@ -26,3 +32,10 @@ def words(name: str, languages: tuple[str, ...] = LANGUAGES) -> frozenset[str]:
         module = importlib.import_module(f"{__name__}.{lang}")
         out.update(w.lower() for w in getattr(module, name, ()))
     return frozenset(out)
+
+
+@cache
+def entries(name: str, language: str) -> tuple:
+    """List ``name`` of one ``language`` as written (regular expressions, pairs): ``()`` when
+    that language has none."""
+    return tuple(getattr(importlib.import_module(f"{__name__}.{language}"), name, ()))
