@@ -97,7 +97,7 @@ def test_cli_end_to_end(pool, bundle, tmp_path, monkeypatch, capsys):
         encoders.append(StandInEncoder(bundle_dir))
         return encoders[-1]
 
-    monkeypatch.setattr(ev, "load_sparse_encoder", fake_loader)
+    monkeypatch.setattr(ev.evaluation, "load_sparse_encoder", fake_loader)  # where run_evaluation reads it
     monkeypatch.chdir(tmp_path)  # the cache goes to ./runs/cache
     out = tmp_path / "result.json"
     s, q = pool

@@ -264,7 +264,7 @@ def test_evaluation_encodes_a_passage_bundle_by_whole_passages(
         calls.append(list(groups))
         return real(self, sentences, contexts, batch_size, groups)
 
-    monkeypatch.setattr(ev, "ENCODE_CHUNK", 16)
+    monkeypatch.setattr(ev.sparc, "ENCODE_CHUNK", 16)  # where encode_matrix reads it
     monkeypatch.setattr(SparseEncoder, "encode", spy)
     report = ev.run_evaluation(pool, questions, model_dir=bundle, baselines=[], cache_dir=None, threads=1)
     assert len(calls) > 2

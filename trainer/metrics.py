@@ -98,3 +98,12 @@ def evaluate_rankings(
 def _key(item: Hashable) -> Hashable:
     # numpy scalars hash like Python ints but make ids from arrays explicit
     return item.item() if hasattr(item, "item") else item
+
+
+def unit_ranking(ranking: Sequence[int], units: Sequence[str]) -> list[str]:
+    """Units (documents, passages) ranked by their best item: the unit of each item of
+    ``ranking`` (an index into ``units``) at its first occurrence."""
+    seen: dict[str, None] = {}
+    for i in ranking:
+        seen.setdefault(units[int(i)], None)
+    return list(seen)

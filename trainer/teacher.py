@@ -61,7 +61,7 @@ def _dense_model(sentences: Sequence[str], threads: int, batch: int, cache_dir: 
 
 def build(data: Path, out: Path, sparc: Path, threads: int = 2, batch: int = 64) -> Path:
     """Encode every part that is not there yet; return ``out``."""
-    from trainer.evaluate import _bundle_vocab_size, bundle_fingerprint, encode_matrix, load_sparse_encoder
+    from trainer.evaluate import bundle_fingerprint, bundle_vocab_size, encode_matrix, load_sparse_encoder
 
     sentences, examples = load_training_data(data)
     out.mkdir(parents=True, exist_ok=True)
@@ -93,7 +93,7 @@ def build(data: Path, out: Path, sparc: Path, threads: int = 2, batch: int = 64)
             encoder,
             [s.text for s in sentences],
             contexts_of(sentences),
-            _bundle_vocab_size(sparc),  # every id gets a column, and sparc-idf.npy a weight
+            bundle_vocab_size(sparc),  # every id gets a column, and sparc-idf.npy a weight
             [s.passage_id for s in sentences],
         )
         tmp = out / "sparc-sentences.tmp.npz"
