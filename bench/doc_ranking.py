@@ -34,6 +34,7 @@ import engine.search.answers as search
 from bench import harness, read_rows
 from bench.product import COLLECTION_OF, TOP
 from engine.api.facade import Engine
+from engine.search.settings import DEFAULT, SearchSettings
 
 SEED = 12
 WEIGHTS = (1.5, 2.0, 3.0, 4.0)
@@ -70,7 +71,7 @@ def components(home: Path, folder: Path, rows: Sequence[dict]) -> list[dict]:
                 for sid, score in ranked:
                     if sid in metas:
                         groups.setdefault(metas[sid]["doc_key"], []).append((score, {}))
-                docs = dict(reader.bm25_documents(search.document_query(question), search.DOC_DEPTH, filters=f))
+                docs = dict(reader.bm25_documents(search.document_query(question), DEFAULT.doc_depth, filters=f))
             for key in groups.keys() | docs.keys():
                 if key not in paths:
                     doc = eng._cat().get_document(key)
@@ -85,12 +86,12 @@ def components(home: Path, folder: Path, rows: Sequence[dict]) -> list[dict]:
 def scores(items: Sequence[dict], weight: float, decay: float) -> tuple[float, float, float, float]:
     """MRR@10, hit@1, hit@1 minus BM25's over ``items`` under one setting, and the document
     ranking's own time per question (microseconds)."""
-    search.DOC_WEIGHT, search.DOC_DECAY = weight, decay
+    settings = SearchSettings(doc_weight=weight, doc_decay=decay)
     rr = hits = 0.0
     spent = 0.0
     for it in items:
         t0 = time.perf_counter()
-        order = search.rank_documents(it["groups"], it["docs"], TOP)
+        order = search.rank_documents(it["groups"], it["docs"], TOP, settings=settings)
         spent += time.perf_counter() - t0
         ranked = [it["paths"][k] for k in order]
         rank = next((i for i, d in enumerate(ranked, 1) if d in it["gold_docs"]), None)
@@ -117,7 +118,6 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap.add_argument("--json", type=Path, help="write the grid and the choices here")
     args = ap.parse_args(argv)
     recorder = harness.Run("doc_ranking", argv) if args.json else None
-    shipped = (search.DOC_WEIGHT, search.DOC_DECAY)
     rows = [json.loads(line) for line in read_rows(args.questions) if line.strip()]
     items: dict[str, list[dict]] = {}
     t0 = time.perf_counter()
@@ -130,11 +130,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
         if s in items:
             parts[s + "-A"], parts[s + "-B"] = halves(items[s], args.seed)
     grid = []
-    try:
-        for w, d in itertools.product(WEIGHTS, DECAYS):
-            grid.append({"weight": w, "decay": d, **{p: scores(v, w, d) for p, v in parts.items()}})
-    finally:
-        search.DOC_WEIGHT, search.DOC_DECAY = shipped
+    for w, d in itertools.product(WEIGHTS, DECAYS):
+        grid.append({"weight": w, "decay": d, **{p: scores(v, w, d) for p, v in parts.items()}})
     names = list(parts)
     print(f"components in {time.perf_counter() - t0:.0f} s; MRR@10 / hit@1 (hit@1 - BM25's)")
     print("weight decay " + " ".join(f"{p:>19}" for p in names))
@@ -155,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         )
         print(f"chosen on half {on} (best MRR@10 sum): weight {best['weight']}, decay {best['decay']}; "
               f"held out: {held_out}")
+    shipped = (DEFAULT.doc_weight, DEFAULT.doc_decay)
     for g in (before, *(x for x in grid if (x["weight"], x["decay"]) == shipped)):
         us = ", ".join(f"{s} {g[s][3]:.0f}" for s in items)
         print(f"document ranking, weight {g['weight']}, decay {g['decay']}: microseconds per question: {us}")

@@ -32,11 +32,12 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from bench import harness, product
+from engine.search.settings import DEFAULT, RULES, SearchSettings
 from trainer.metrics import reciprocal_rank
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,12 +166,14 @@ def address_questions(col: product.Collection, per_family: int, seed: int = SEED
     return out
 
 
-def ask_all(eng: Any, col: product.Collection, bm25: product.DocBM25 | None, qs: Sequence[HeldOut]) -> dict:
+def ask_all(
+    eng: Any, col: product.Collection, bm25: product.DocBM25 | None, qs: Sequence[HeldOut], settings: SearchSettings = DEFAULT
+) -> dict:
     """Aggregates per family: hit@1 and MRR@10 of the search and of BM25 (message families),
     or the share whose first answer shows the person's address (address families)."""
     rows: dict[str, list[dict]] = defaultdict(list)
     for q in qs:
-        answers = product.answers_of(eng.ask(q.text, top=TOP))
+        answers = product.answers_of(eng.ask(q.text, top=TOP, settings=settings))
         if q.addresses:
             shown = product.shown_text(answers[0])[0].lower() if answers else ""
             rows[q.family].append({"shown": float(any(a in shown for a in q.addresses))})
@@ -219,9 +222,15 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap.add_argument("--per-family", type=int, default=60)
     ap.add_argument("--enron", type=int, default=1000, help="Enron messages of the product mail collection")
     ap.add_argument("--bundle", type=Path, default=None)
+    ap.add_argument("--off", default="", help=f"comma-separated wording rules to turn off (of {','.join(RULES)})")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
     from engine.api.facade import Engine
+
+    off = [r for r in args.off.split(",") if r]
+    if any(r not in RULES for r in off):
+        raise SystemExit(f"unknown rule in {args.off!r}; choose from {','.join(RULES)}")
+    settings = replace(DEFAULT, **dict.fromkeys(off, False))
 
     recorder = harness.Run("heldout", argv)
     t0 = time.perf_counter()
@@ -238,11 +247,12 @@ def main(argv: Sequence[str] | None = None) -> dict:
             eng.index(None)
             messages = read_messages(col)
             qs = message_questions(messages, args.per_family) + address_questions(col, args.per_family)
-            results[set_name] = ask_all(eng, col, product.DocBM25(col), qs)
+            results[set_name] = ask_all(eng, col, product.DocBM25(col), qs, settings)
         print(f"{set_name}: {len(qs)} questions", file=sys.stderr)
     payload = {
         "seed": SEED,
         "per_family": args.per_family,
+        "rules_off": off,
         "results": results,
         "total_s": round(time.perf_counter() - t0, 1),
     }

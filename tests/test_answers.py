@@ -23,6 +23,7 @@ import engine.indexer.prepare as prepare
 import engine.indexer.run as run
 import engine.ingest.mail as mail_ingest
 import engine.search.answers as search
+import engine.search.choice
 from engine.api.facade import Engine
 from engine.catalog.store import Catalog
 from engine.cli.main import main as cli_main
@@ -31,6 +32,7 @@ from engine.index.sentences import SentenceIndex
 from engine.ingest.mail import people_of
 from engine.model.encoder import default_bundle_dir
 from engine.search.answers import SearchFilters, is_heading
+from engine.search.settings import SearchSettings
 
 
 def indexed(home: Path, *sources: Path) -> Engine:
@@ -258,11 +260,10 @@ def test_nonsense_is_not_answered_but_closest_matches_stay(mail_engine: Engine) 
     assert not answers.answered
     # A question that names nothing is not answered, even by a line that repeats it and
     # with no match threshold at all: no document can hold what it is about.
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(search, "ANSWER_MATCH", 0.0)
-        vague = mail_engine.ask("What is it?")
-        assert Path(vague[0].path).name == "puzzle.txt" and not vague.answered
-        assert mail_engine.ask("When does the glacier survey start?").answered
+    no_threshold = SearchSettings(answer_match=0.0)
+    vague = mail_engine.ask("What is it?", settings=no_threshold)
+    assert Path(vague[0].path).name == "puzzle.txt" and not vague.answered
+    assert mail_engine.ask("When does the glacier survey start?", settings=no_threshold).answered
     real = mail_engine.ask("When does the glacier survey start?")
     assert real.answered and Path(real[0].path).name == "survey.eml"
 
@@ -494,7 +495,7 @@ def test_a_question_for_a_header_field_reads_no_whole_file_that_has_none(mail_en
         fetched.append(key)
         return real(index, key, items, wanted)
 
-    monkeypatch.setattr(search, "_unranked_lines", spy)
+    monkeypatch.setattr(engine.search.choice, "_unranked_lines", spy)
     answers = mail_engine.ask("Who wrote about the cycling trip to the Alps?")
     assert any(a.kind == "markdown" for a in answers) and any(a.kind == "email" for a in answers)
     kinds = {a.doc_key: a.kind for a in answers}
@@ -900,9 +901,9 @@ def test_an_attachment_is_found_by_its_file_name_also_in_an_index_from_before(tm
         assert now[: len(text_ids)] == text_ids and len(now) == len(text_ids) + 1  # the text kept its vectors
 
 
-def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_path, monkeypatch) -> None:
+def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_path) -> None:
     """Two files whose best sentence is the same: the one whose next sentence also says what
-    is asked comes first by its sentence evidence alone (``DOC_DECAY``); by its best
+    is asked comes first by its sentence evidence alone (``SearchSettings.doc_decay``); by its best
     sentence alone the two tie (broken by key, which puts the other first)."""
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -914,13 +915,13 @@ def test_a_second_sentence_saying_what_is_asked_ranks_its_document_first(tmp_pat
     question = "harbour crane container"
     with indexed(tmp_path / "home", docs) as e:
         assert [Path(a.path).name for a in e.ask(question)][:2] == ["b-twice.txt", "a-once.txt"]
-        monkeypatch.setattr(search, "DOC_WEIGHT", 0.0)  # sentence evidence alone
-        answers = e.ask(question)
+        evidence = SearchSettings(doc_weight=0.0)  # sentence evidence alone
+        answers = e.ask(question, settings=evidence)
         assert [Path(a.path).name for a in answers][:2] == ["b-twice.txt", "a-once.txt"]
         assert answers[0].best.sentence == answers[1].best.sentence == same
         assert answers[0].best.score == answers[1].best.score
-        monkeypatch.setattr(search, "DOC_DECAY", 0.0)  # each document by its best sentence
-        assert [Path(a.path).name for a in e.ask(question)][:2] == ["a-once.txt", "b-twice.txt"]
+        best_only = SearchSettings(doc_weight=0.0, doc_decay=0.0)  # each document by its best sentence
+        assert [Path(a.path).name for a in e.ask(question, settings=best_only)][:2] == ["a-once.txt", "b-twice.txt"]
 
 
 SAMPLE_DOCUMENTS = Path(__file__).resolve().parents[1] / "samples" / "documents"

@@ -208,6 +208,72 @@ def test_trainer_and_bench_use_public_engine_names_only() -> None:
     assert not bad, bad
 
 
+def _search_aliases(tree: ast.Module) -> set[str]:
+    """Names a file binds to ``engine.search`` modules."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.asname for a in node.names if a.asname and a.name.startswith("engine.search"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine.search"):
+            names.update(a.asname or a.name for a in node.names if (ROOT / "engine" / "search" / f"{a.name}.py").exists())
+    return names
+
+
+def _search_target(node: ast.expr, aliases: set[str]) -> bool:
+    """``node`` names an ``engine.search`` module: an alias bound to one, or spelled out."""
+    if isinstance(node, ast.Name):
+        return node.id in aliases
+    chain = []
+    while isinstance(node, ast.Attribute):
+        chain.append(node.attr)
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "engine" and chain[-1:] == ["search"] and len(chain) >= 2
+
+
+def tunable_writes(tree: ast.Module) -> list[int]:
+    """Lines that write an ``engine.search`` module's UPPER_CASE global (``search.DOC_WEIGHT = 0``,
+    ``setattr(engine.search.answers, "DOC_DECAY", 0)``): a search's tunables are the
+    ``SearchSettings`` it is given (issue 37), and a write to a global would change every
+    search of the process, or, since they moved, nothing at all."""
+    aliases = _search_aliases(tree)
+    lines = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        for t in targets:
+            for leaf in t.elts if isinstance(t, ast.Tuple) else [t]:
+                if isinstance(leaf, ast.Attribute) and leaf.attr.isupper() and _search_target(leaf.value, aliases):
+                    lines.append(node.lineno)
+        if isinstance(node, ast.Call) and len(node.args) >= 2:
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            target, attr = node.args[0], node.args[1]
+            if (
+                name == "setattr"
+                and isinstance(attr, ast.Constant)
+                and str(attr.value).isupper()
+                and _search_target(target, aliases)
+            ):
+                lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_no_module_global_tunable_is_written_from_outside() -> None:
+    bad = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for _, path, tree in sources("engine", "app", "bench", "trainer", "scripts", "tests")
+        for line in tunable_writes(tree)
+    ]
+    assert not bad, bad
+
+
+def test_the_tunable_check_sees_a_write() -> None:
+    must = ast.parse(
+        "import engine.search.answers as search\nimport engine.search.answers\n"
+        "search.DOC_WEIGHT = 0\nsetattr(engine.search.answers, 'DOC_DECAY', 0)\nsearch.DOC_WEIGHT, search.X = 1, 2\n"
+    )
+    assert tunable_writes(must) == [3, 4, 5]
+    assert not tunable_writes(ast.parse("import engine.search.answers as search\nweight = search.DOC_WEIGHT\n"))
+
+
 def test_the_search_path_never_imports_torch() -> None:
     graph = edges()
     torch_users = {

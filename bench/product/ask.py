@@ -15,6 +15,7 @@ from typing import Any
 
 from bench.product.data import Collection, body_text, parse_message
 from bench.product.questions import Question, keyword_form
+from engine.search.settings import DEFAULT, SearchSettings
 from trainer.metrics import reciprocal_rank  # one definition of the metric
 
 TOP = 10
@@ -159,22 +160,29 @@ def index_collection(col: Collection, home: Path, threads: int, bundle: Path | N
 
 
 
-def _ranked_by_both(eng, col: Collection, bm25: DocBM25, text: str) -> tuple[list[str], bool | None, list[str]]:
+def _ranked_by_both(
+    eng, col: Collection, bm25: DocBM25, text: str, settings: SearchSettings = DEFAULT
+) -> tuple[list[str], bool | None, list[str]]:
     """The documents search ranks for ``text``, its no-answer decision, and BM25's documents."""
-    result = eng.ask(text, top=TOP)
+    result = eng.ask(text, top=TOP, settings=settings)
     answers = answers_of(result)
     return [doc_key(a, col.folder) for a in answers], answered_of(result, answers), bm25.ranked(text)
 
 
 def run_questions(
-    eng, col: Collection, bm25: DocBM25, questions: Sequence[Question], keywords: bool = False
+    eng,
+    col: Collection,
+    bm25: DocBM25,
+    questions: Sequence[Question],
+    keywords: bool = False,
+    settings: SearchSettings = DEFAULT,
 ) -> list[dict]:
     """Each question asked as typed, and with ``keywords`` each answerable one also as
     keywords (``keyword_form``; its ``kw_*`` fields), both through search and BM25."""
     rows = []
     for q in questions:
         t0 = time.perf_counter()
-        result = eng.ask(q.text, top=TOP)
+        result = eng.ask(q.text, top=TOP, settings=settings)
         ms = (time.perf_counter() - t0) * 1000
         answers = answers_of(result)
         ranked = [doc_key(a, col.folder) for a in answers]
@@ -213,7 +221,7 @@ def run_questions(
             row["bm25_hit1"] = float(bool(b_ranked) and b_ranked[0] in q.gold_docs)
             if keywords:
                 kw = keyword_form(q)
-                k_ranked, k_answered, kb_ranked = _ranked_by_both(eng, col, bm25, kw)
+                k_ranked, k_answered, kb_ranked = _ranked_by_both(eng, col, bm25, kw, settings)
                 row.update(
                     kw=kw,
                     kw_ranked=k_ranked,
@@ -322,13 +330,12 @@ def calibration(rows: Sequence[dict], bundle: Path | None = None) -> dict:
     return {"sets": sets, "shipped": shipped, "grid": grid, "suggested": suggested}
 
 
-def ranking_settings() -> dict[str, float]:
-    import engine.search.answers
-
+def ranking_settings(settings: SearchSettings = DEFAULT) -> dict[str, float]:
+    """The document ranking's settings a run used, for its report."""
     return {
-        "doc_weight": engine.search.answers.DOC_WEIGHT,
-        "doc_sentences": engine.search.answers.DOC_SENTENCES,
-        "doc_decay": engine.search.answers.DOC_DECAY,
-        "heading_weight": engine.search.answers.HEADING_WEIGHT,
+        "doc_weight": settings.doc_weight,
+        "doc_sentences": settings.doc_sentences,
+        "doc_decay": settings.doc_decay,
+        "heading_weight": settings.heading_weight,
     }
 

@@ -12,6 +12,7 @@ import random
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from bench.product.data import (
 )
 from bench.product.questions import SEED, Question
 from bench.product.report import keyword_table, kind_table, table, write_doc
+from engine.search.settings import DEFAULT, RULES, SearchSettings
 
 DESCRIPTION = "Product-level benchmark (issue 12, item 1): the app as a user meets it, on real files."
 #: Sentence-pool figures for SQuAD dev quoted next to answer@1 (docs/ood.md, "Every
@@ -50,18 +52,20 @@ SQUAD_POOL = {
 }
 
 
+def search_settings(args: argparse.Namespace) -> SearchSettings:
+    """The search this run asks with: the shipped one, with the settings compared
+    (--doc-weight, --doc-decay, --heading-weight) and the rules turned off (--off)."""
+    changes: dict = {k: getattr(args, k) for k in ("doc_weight", "doc_decay", "heading_weight", "quoted_weight") if getattr(args, k, None) is not None}
+    for rule in (r for r in (getattr(args, "off", "") or "").split(",") if r):
+        if rule not in RULES:
+            raise SystemExit(f"unknown rule {rule!r}; choose from {','.join(RULES)}")
+        changes[rule] = False
+    return replace(DEFAULT, **changes)
+
+
 def run(args: argparse.Namespace, log=print) -> dict:
     sets = [s for s in args.sets.split(",") if s]
-    import engine.search.answers
-
-    # settings to compare (--doc-weight, --doc-decay, --heading-weight): the engine's own constants
-    for option, constant in (
-        ("doc_weight", "DOC_WEIGHT"),
-        ("doc_decay", "DOC_DECAY"),
-        ("heading_weight", "HEADING_WEIGHT"),
-    ):
-        if getattr(args, option, None) is not None:
-            setattr(engine.search.answers, constant, getattr(args, option))
+    settings = search_settings(args)
     for s in sets:
         if s not in SETS:
             raise SystemExit(f"unknown set {s!r}; choose from {','.join(SETS)}")
@@ -117,7 +121,7 @@ def run(args: argparse.Namespace, log=print) -> dict:
                     pick.shuffle(una)
                     qs = ans[:limit] + una[:limit]
                 t0 = time.perf_counter()
-                rows = run_questions(eng, col, bm25, qs, keywords=not getattr(args, "no_keywords", False))
+                rows = run_questions(eng, col, bm25, qs, keywords=not getattr(args, "no_keywords", False), settings=settings)
                 all_rows += rows
                 results[s] = {
                     "collection": name,
@@ -141,7 +145,8 @@ def run(args: argparse.Namespace, log=print) -> dict:
             "hybrid": DEFAULT_HYBRID,
             "fusion": DEFAULT_FUSION,
             "top": TOP,
-            **ranking_settings(),
+            **ranking_settings(settings),
+            "rules_off": [r for r in RULES if not getattr(settings, r)],
         },
         "bm25": {
             "k1": 0.9,
@@ -198,20 +203,30 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap.add_argument(
         "--doc-weight",
         type=float,
-        help="weight of the whole-document BM25 in the document ranking (engine.search.answers.DOC_WEIGHT; "
+        help="weight of the whole-document BM25 in the document ranking (SearchSettings.doc_weight; "
         "default: the shipped one), to compare settings",
     )
     ap.add_argument(
         "--doc-decay",
         type=float,
-        help="weight of a document's next best sentences (engine.search.answers.DOC_DECAY; 0 = its best "
+        help="weight of a document's next best sentences (SearchSettings.doc_decay; 0 = its best "
         "sentence alone), to compare settings",
     )
     ap.add_argument(
         "--heading-weight",
         type=float,
         help="share of its score a heading or word-less line competes with for a document's answer "
-        "(engine.search.answers.HEADING_WEIGHT; 0 = only when nothing else matches), to compare settings",
+        "(SearchSettings.heading_weight; 0 = only when nothing else matches), to compare settings",
+    )
+    ap.add_argument(
+        "--quoted-weight",
+        type=float,
+        help="share of its score a reply's quoted history counts (SearchSettings.quoted_weight; 0 = not searched)",
+    )
+    ap.add_argument(
+        "--off",
+        default="",
+        help=f"comma-separated wording rules to turn off (of {','.join(RULES)}), for an ablation",
     )
     ap.add_argument("--enron", type=int, help="Enron distractor messages (full 1000, quick 200)")
     ap.add_argument("--squad-articles", dest="squad_articles", type=int, help="SQuAD articles (of 48)")

@@ -49,6 +49,8 @@ from engine.model.encoder import SparseEncoder, default_bundle_dir
 from engine.search.answers import Answer, Answers, Hit, QueryEncoder, SearchFilters
 from engine.search.answers import ask as _ask
 from engine.search.defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF
+from engine.search.settings import DEFAULT as DEFAULT_SETTINGS
+from engine.search.settings import SearchSettings
 from engine.upkeep import repair, writelock
 
 log = logging.getLogger(__name__)
@@ -880,19 +882,22 @@ class Engine:
         idf: bool = DEFAULT_IDF,
         hybrid: bool = DEFAULT_HYBRID,
         fusion: str = DEFAULT_FUSION,
-    ) -> list[Answer]:
-        """Answers grouped per document, best first (empty before anything is indexed)."""
+        settings: SearchSettings = DEFAULT_SETTINGS,
+    ) -> Answers:
+        """Answers grouped per document, best first (empty before anything is indexed), always
+        an :class:`Answers` (the no-answer decision and the absent words with them).
+        ``settings``: the search's tunables and rule switches (benchmarks pass their own)."""
         filters, possible = self._mail_filters(filters)
         if not possible:
             return Answers()
         try:
-            return self._ask(question, top, filters, idf, hybrid, fusion)
+            return self._ask(question, top, filters, idf, hybrid, fusion, settings)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # a damaged index (tantivy panics are BaseExceptions)
             if not self._repair_index(exc):
                 raise
-            return self._ask(question, top, filters, idf, hybrid, fusion)
+            return self._ask(question, top, filters, idf, hybrid, fusion, settings)
 
     # ---- e-mail senders and mailboxes
 
@@ -982,11 +987,11 @@ class Engine:
             log.warning("reading the index failed (%s): repaired", exc)
         return bool(notes)
 
-    def _ask(self, question, top, filters, idf, hybrid, fusion) -> list[Answer]:  # type: ignore[no-untyped-def]
+    def _ask(self, question, top, filters, idf, hybrid, fusion, settings) -> Answers:  # type: ignore[no-untyped-def]
         with self._read_lock:
             reader = self._get_reader()
             if reader is None:
-                return []
+                return Answers()
             return _ask(
                 reader,
                 self._query_encoder(reader),
@@ -998,6 +1003,7 @@ class Engine:
                 fusion=fusion,
                 catalog=self._cat(),
                 text_of=self._text_or_none,
+                settings=settings,
             )
 
     def _text_or_none(self, doc_key: str) -> str | None:

@@ -31,7 +31,10 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the CLI imports the engine lazily: "sparcdesk --help" stays quick
+    from engine.search.results import Answers
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 DEMO_QUESTIONS = 3
@@ -90,13 +93,13 @@ def _passage_with_bold(hit, style: _Style, width: int = 600) -> str:
 NOTHING_INDEXED = "No answer found. Index some folders first: sparcdesk index PATH"
 
 
-def print_answers(question: str, answers, style: _Style, out=None, none_found: str = NOTHING_INDEXED) -> None:
+def print_answers(question: str, answers: Answers, style: _Style, out=None, none_found: str = NOTHING_INDEXED) -> None:
     """The answers as the terminal shows them; ``none_found`` is the line when there are none."""
     from engine.search.query import absent_notice, relaxed_notice
 
     out = out or sys.stdout
-    relaxed = relaxed_notice(getattr(answers, "relaxed", ()), found=bool(answers))
-    absent = absent_notice(getattr(answers, "absent", ()), found=bool(answers))
+    relaxed = relaxed_notice(answers.relaxed, found=bool(answers))
+    absent = absent_notice(answers.absent, found=bool(answers))
     relaxed = " ".join(x for x in (relaxed, absent) if x)
     if relaxed:
         print(style.head(relaxed), file=out)
@@ -106,7 +109,7 @@ def print_answers(question: str, answers, style: _Style, out=None, none_found: s
         return
     if relaxed:
         print(file=out)
-    if not getattr(answers, "answered", True):
+    if not answers.answered:
         print(style.head("Nothing in your files answers this question. Closest matches:"), file=out)
         print(file=out)
     for i, a in enumerate(answers, 1):
@@ -123,15 +126,15 @@ def print_answers(question: str, answers, style: _Style, out=None, none_found: s
         print(file=out)
 
 
-def answers_json(question: str, answers) -> str:
+def answers_json(question: str, answers: Answers) -> str:
     # "answered" is read by outside scripts: keep its name and meaning stable.
     data = {
         "question": question,
-        "answered": bool(getattr(answers, "answered", bool(answers))),
+        "answered": bool(answers.answered),
         # the quoted phrases no document holds, dropped from the search (their words rank)
-        "relaxed": list(getattr(answers, "relaxed", ())),
+        "relaxed": list(answers.relaxed),
         # the question's words no indexed sentence holds ("xyzzyq")
-        "absent": list(getattr(answers, "absent", ())),
+        "absent": list(answers.absent),
         "answers": [asdict(a) for a in answers],
     }
     text = json.dumps(data, ensure_ascii=False, indent=1)

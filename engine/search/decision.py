@@ -1,0 +1,57 @@
+"""The no-answer decision: whether the first document answers the question or is only the
+closest match (calibrated in docs/product.md)."""
+
+from __future__ import annotations
+
+from engine.index.sentences import IndexFilters, SentenceIndex
+from engine.search.intent import QuestionIntent
+from engine.search.results import Answers
+from engine.search.retrieve import QueryEncoder
+from engine.search.settings import DEFAULT, SearchSettings
+
+#: The match threshold when neither the settings nor the bundle give one.
+ANSWER_MATCH = 0.33
+
+
+def answer_match(query: QueryEncoder, settings: SearchSettings = DEFAULT) -> float:
+    """The match threshold of the no-answer decision: the settings' (a benchmark's), else the
+    bundle's own (``answer_match`` in its config.json, calibrated on its scores), else
+    ``ANSWER_MATCH``."""
+    if settings.answer_match is not None:
+        return settings.answer_match
+    own = query.config.answer_match
+    return ANSWER_MATCH if own is None else own
+
+
+def decide(
+    answers: Answers,
+    index: SentenceIndex,
+    query: QueryEncoder,
+    intent: QuestionIntent,
+    qids: list[int],
+    weights: dict[int, float] | bool | None,
+    sparc_top: float | None,
+    filters: IndexFilters | None,
+    settings: SearchSettings = DEFAULT,
+) -> None:
+    """Set ``answers.coverage``, ``.match`` and ``.answered``: a question is answered when the
+    best sentence's SPARC score (question tokens weighted by IDF, frame words left out)
+    reaches ``answer_match`` of the highest score its ``answer_tokens`` weightiest tokens could
+    get (a sentence means what the question asks; SPARC's expansions count), and the first
+    document holds ``answer_coverage`` of its content words, IDF-weighted (the document is
+    about what it names)."""
+    answers.coverage, n_terms = index.coverage(" ".join(intent.content), answers[0].doc_key)
+    if n_terms == 0 and index.num_documents == 0:  # no document index (an older generation):
+        answers.coverage = 1.0  # the match alone decides
+    # otherwise no term means a question that names nothing ("What is it?", "Who sent the
+    # e-mail?"): coverage 0, not answered, the closest matches still shown.
+    # The match is measured without the question's frame words, as the coverage is: no
+    # sentence need say "e-mail" or "sent" to answer "Who sent the e-mail about ...?".
+    ranked_as_typed = intent.ranking == intent.text
+    mqids = query.question_ids(intent.match_text()) or qids if ranked_as_typed and qids else qids
+    if weights is not True or mqids != qids:  # the ranking's scores are not those the match needs
+        best = index.search(mqids, 1, idf=True, filters=filters) if mqids else []
+        sparc_top = best[0].score if best else None
+    ceiling = index.max_score(mqids, idf=True, tokens=settings.answer_tokens) if mqids else 0.0
+    answers.match = sparc_top / ceiling if sparc_top is not None and ceiling > 0 else 0.0
+    answers.answered = answers.coverage >= settings.answer_coverage and answers.match >= answer_match(query, settings)
