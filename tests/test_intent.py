@@ -8,6 +8,7 @@ mail comes first, a paraphrase does not trigger the wrong field, the question is
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,20 @@ def test_the_question_is_parsed_once_per_ask(mailbox: Path, monkeypatch: pytest.
             calls.clear()
             e.ask(question)
             assert len(calls) == 1, (question, calls)
+
+
+def test_an_asked_for_header_line_counts_as_an_answer_when_its_message_is_about_the_words(mailbox: Path) -> None:
+    """The no-answer decision (issue 37): a field or address question answered by its header
+    line is answered when the message is about the question's words, whatever the line's
+    SPARC match (a threshold no sentence reaches stands for a low match here); a question
+    that asks for no field still needs the match."""
+    from engine.search.settings import SearchSettings
+
+    strict = SearchSettings(answer_match=0.99)
+    with Engine(home=mailbox / "home", threads=1) as e:
+        for question in ("Who received the mail about the canteen menu?", "What's Bob's email?"):
+            answers = e.ask(question, settings=strict)
+            assert answers.answered and answers[0].best.field, question
+            assert not e.ask(question, settings=replace(strict, field_answered=False)).answered, question
+        plain = e.ask("What did the recipients approve?", settings=strict)
+        assert plain and not plain.answered and not plain[0].best.field

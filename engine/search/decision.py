@@ -4,6 +4,7 @@ closest match (calibrated in docs/product.md)."""
 from __future__ import annotations
 
 from engine.index.sentences import IndexFilters, SentenceIndex
+from engine.search.choice import address_shown
 from engine.search.intent import QuestionIntent
 from engine.search.results import Answers
 from engine.search.retrieve import QueryEncoder
@@ -54,4 +55,20 @@ def decide(
         sparc_top = best[0].score if best else None
     ceiling = index.max_score(mqids, idf=True, tokens=settings.answer_tokens) if mqids else 0.0
     answers.match = sparc_top / ceiling if sparc_top is not None and ceiling > 0 else 0.0
-    answers.answered = answers.coverage >= settings.answer_coverage and answers.match >= answer_match(query, settings)
+    about = answers.coverage >= settings.answer_coverage
+    answers.answered = about and (answers.match >= answer_match(query, settings) or _shows_what_is_asked(answers, intent, settings))
+
+
+def _shows_what_is_asked(answers: Answers, intent: QuestionIntent, settings: SearchSettings) -> bool:
+    """The first answer is what a field or address question asks for: the asked-for header
+    line of a message about the question's words ("Who received the budget mail?" -> its To
+    line), or a line showing the person's address. The match measures whether a sentence
+    means what is asked; a header line answers by what it is, and its SPARC match with the
+    question's few content words is low (issue 37: the no-answer banner stood above right
+    To lines). A switch of ``SearchSettings`` (``field_answered``)."""
+    if not settings.field_answered:
+        return False
+    best = answers[0].best
+    if intent.field and best.field == intent.field:
+        return True
+    return bool(intent.address_of) and address_shown(best.sentence, intent.address_of) > 0

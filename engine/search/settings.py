@@ -58,10 +58,21 @@ class SearchSettings:
     subject_lookup: bool = True
     #: a question asking for a header field is answered by that line
     field_answers: bool = True
+    #: the no-answer decision takes an asked-for header line or a shown address as an answer
+    #: when its message is about the question's words (``decision._shows_what_is_asked``)
+    field_answered: bool = True
 
 
 #: The shipped search.
 DEFAULT = SearchSettings()
 
 #: The switches of :class:`SearchSettings`, for an ablation.
-RULES = ("keyword_order", "direction_order", "address_order", "name_order", "subject_lookup", "field_answers")
+RULES = (
+    "keyword_order",
+    "direction_order",
+    "address_order",
+    "name_order",
+    "subject_lookup",
+    "field_answers",
+    "field_answered",
+)
