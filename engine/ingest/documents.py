@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 KINDS = (
     *("text", "markdown", "html", "pdf", "docx", "odt", "epub", "rtf", "email"),
     *("xlsx", "pptx", "ods", "odp"),
+    "image",  # a picture read by OCR (engine.ingest.readers.ocr)
     "other",  # a file whose content is not read (an unsupported format): indexed by its name only
 )
 

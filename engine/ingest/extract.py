@@ -3,7 +3,8 @@ the indexer, the extraction worker and the adaptation corpus read files through.
 
 ``extract(path)`` returns a list of Documents for one unit; ``iter_extract(path)`` yields
 Documents and per-message or per-attachment errors, for callers that must not lose them.
-Formats are read by :mod:`engine.ingest.readers`, e-mail by :mod:`engine.ingest.mail`.
+Formats are read by :mod:`engine.ingest.readers`, e-mail by :mod:`engine.ingest.mail`, Outlook's
+.msg files and .pst/.ost stores by :mod:`engine.ingest.outlook`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from engine.ingest.documents import Document, ExtractionError, UnsupportedFormat
 from engine.ingest.mail import apple_mailbox, emlx_message, iter_mailbox, parse_message
+from engine.ingest.outlook import is_msg, iter_outlook_store, msg_documents
 from engine.ingest.readers import (
     EXTRACTORS,
     UNSUPPORTED_FORMATS,
@@ -45,6 +47,9 @@ def iter_extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Docume
     if unit in ("maildir", "mbox"):
         yield from iter_mailbox(path, max_bytes=max_bytes)
         return
+    if unit == "outlook":
+        yield from iter_outlook_store(path, max_bytes=max_bytes)
+        return
     if unit == "dir":
         yield ExtractionError(path, "is a folder, not a file or mail store")
         return
@@ -53,7 +58,7 @@ def iter_extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Docume
         if unsupported:  # not even read
             raise UnsupportedFormat(path, unsupported)
         data, st = read_file(path, max_bytes)
-        kind = kind_for_name(path.name)
+        kind = kind_for_name(path.name, file=True)
         if not data or data.isspace():
             # Empty (or whitespace-only) file: one Document with no text, not an error,
             # so the catalog knows the file and does not retry it on every run.
@@ -72,6 +77,11 @@ def iter_extract(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Docume
         if kind is None:
             raise unknown
         if kind == "email":
+            if is_msg(data):  # Outlook's .msg
+                yield from msg_documents(
+                    data, key=str(path), path=str(path), mailbox=path.parent.name, max_bytes=max_bytes
+                )
+                return
             if path.suffix.lower() == ".emlx":
                 data, mailbox = emlx_message(data), apple_mailbox(path)
             else:
@@ -101,7 +111,7 @@ def name_only_document(path: str | Path) -> Document:
     Document with no text: the indexer still indexes its name. Its kind is the one its
     extension names (``other`` when none, or for an e-mail file, which would need headers)."""
     p = Path(path)
-    kind = kind_for_name(p.name)
+    kind = kind_for_name(p.name, file=True)
     fields: dict[str, str] = {}
     with contextlib.suppress(OSError):  # undated: the failure this document stands in for says why
         fields["date"] = iso_utc(os.stat(p).st_mtime)

@@ -15,7 +15,10 @@ that stops the run or takes the machine down; here it costs one file:
   documents stream back one by one, so a Maildir of 100,000 messages is never cut short),
   then kills it;
 * its stdout and stderr go to the null device; documents travel on a pipe of their own;
-* a text over :data:`engine.ingest.readers.common.MAX_TEXT_CHARS` is refused in the worker.
+* a text over :data:`engine.ingest.readers.common.MAX_TEXT_CHARS` is refused in the worker;
+* OCR (``engine.ingest.readers.ocr``) says before each page that the worker is alive: the
+  time limit then applies to each page (at least ``PAGE_LIMIT_S`` and a margin), not to the
+  whole of a scanned book; a worker whose OCR overran a page is replaced after the unit.
 
 A unit over a limit becomes an :class:`engine.ingest.documents.ExtractionError` with the reason
 (``needed more than 640 MB of memory to read``, ``took longer than 36 s to read``), so the
@@ -118,6 +121,9 @@ def worker_main() -> None:
     sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
     from engine.ingest import extract
     from engine.ingest import mail as _mail  # noqa: F401 - loaded before the memory limit is set
+    from engine.ingest.readers import ocr
+
+    ocr.set_progress(lambda: _send(replies, ("alive", None)))
 
     extra = int(os.environ.get("SPARCDESK_EXTRACT_MEMORY", MEMORY_LIMIT))
     _limit_memory(extra)
@@ -134,6 +140,9 @@ def worker_main() -> None:
                 if isinstance(item, ExtractionError) and "MemoryError" in item.reason:
                     raise MemoryError  # caught by a parser's own handler (a message of a mailbox)
                 _send(replies, ("item", _limited(item)))
+            if ocr.retire_requested():  # an OCR page overran its limit: its thread still runs
+                _send(replies, ("end", "retire"))
+                return
             _send(replies, ("end", None))
         except MemoryError:
             _send(replies, ("fail", f"needed more than {_mb(extra)} of memory to read: skipped"))
@@ -296,7 +305,7 @@ class Extractor:
         except OSError:  # gone or unreadable: the worker reports why; allow the base time
             size = 0
         allowed = self.time_limit(size)
-        done = False
+        done = retire = False
         try:
             while True:
                 waited = 0.0
@@ -317,10 +326,12 @@ class Extractor:
                             yield ExtractionError(path, f"took longer than {allowed:.0f} s to read: skipped")
                             return
                 kind, item = msg
-                if kind == "item":
+                if kind == "alive":  # a page of OCR begins: the limit starts again for it
+                    allowed = max(allowed, _ocr_page_allowance())
+                elif kind == "item":
                     yield item
                 elif kind == "end":
-                    done = True
+                    done, retire = True, item == "retire"
                     return
                 elif kind == "fail":
                     yield ExtractionError(path, item)
@@ -330,10 +341,17 @@ class Extractor:
                     yield ExtractionError(path, f"the reader crashed on this file (exit {code}): skipped")
                     return
         finally:
-            if done:
+            if done and not retire:
                 self._give_back(w)
             else:
                 w.kill()
+
+
+def _ocr_page_allowance() -> float:
+    """Seconds the parent waits for a page of OCR: its own limit, and the base time as a margin."""
+    from engine.ingest.readers.ocr import PAGE_LIMIT_S
+
+    return PAGE_LIMIT_S + TIME_BASE_S
 
 
 def _folder_size(path: str) -> int:

@@ -1,4 +1,5 @@
-"""E-mail: ``.eml`` files, Apple Mail's ``.emlx``, mbox files and Maildir folders, as Documents.
+"""E-mail: ``.eml`` files, Apple Mail's ``.emlx``, mbox files and Maildir folders, as Documents
+(Outlook's ``.msg`` files and ``.pst``/``.ost`` stores: :mod:`engine.ingest.outlook`).
 
 A message is indexed by its own words only: quoted replies and signatures are removed so
 that a thread of twenty replies does not index the first message twenty times (the
@@ -579,20 +580,7 @@ def _message_docs(
         body = msg.get_body(preferencelist=("plain", "html")) if isinstance(msg, EmailMessage) else None
         text = ""
         if body is not None:
-            raw = _part_text(body)
-            whole = raw
-            if body.get_content_subtype() == "html":
-                whole, _ = html_to_text(raw, drop_quotes=False)
-                raw, _ = html_to_text(raw, drop_quotes=True)
-            forwarded = bool(FORWARD_SUBJECT.match(fields["subject"]))
-            text = clean_body(raw, forwarded=forwarded)
-            history = quoted_history(whole, forwarded=forwarded)
-            if history and text:
-                # the message's own words, then what it quotes (QUOTED_AT says where)
-                fields[QUOTED_AT] = str(len(text) + 2)
-                text = f"{text}\n\n{history}"
-                if len(history) >= MAX_QUOTED_CHARS - 2000:
-                    add_note(fields, f"quoted history past {MAX_QUOTED_CHARS:,} characters is not indexed")
+            text = body_text(_part_text(body), html=body.get_content_subtype() == "html", fields=fields)
         parts = _attachment_parts(msg, body) if isinstance(msg, EmailMessage) else []
     except Exception as exc:
         yield ExtractionError(key, f"malformed message: {exc}")
@@ -610,6 +598,26 @@ def _message_docs(
         yield from _attachment_docs(
             part, n, key=key, path=path, date=fields["date"], depth=depth, max_bytes=max_bytes
         )
+
+
+def body_text(raw: str, *, html: bool, fields: dict[str, str]) -> str:
+    """The indexed text of a message body (plain text, or HTML with ``html``): its own words
+    (``clean_body``), then the history it quotes (``quoted_history``; ``QUOTED_AT`` in
+    ``fields`` says where it starts). Shared by RFC 822 messages and Outlook's (``outlook``)."""
+    whole = raw
+    if html:
+        whole, _ = html_to_text(raw, drop_quotes=False)
+        raw, _ = html_to_text(raw, drop_quotes=True)
+    forwarded = bool(FORWARD_SUBJECT.match(fields["subject"]))
+    text = clean_body(raw, forwarded=forwarded)
+    history = quoted_history(whole, forwarded=forwarded)
+    if history and text:
+        # the message's own words, then what it quotes (QUOTED_AT says where)
+        fields[QUOTED_AT] = str(len(text) + 2)
+        text = f"{text}\n\n{history}"
+        if len(history) >= MAX_QUOTED_CHARS - 2000:
+            add_note(fields, f"quoted history past {MAX_QUOTED_CHARS:,} characters is not indexed")
+    return text
 
 
 def _parse(data: bytes) -> EmailMessage:
@@ -681,9 +689,15 @@ def extract_bytes(
         ext = os.path.splitext(filename)[1].lower()
         raise UnsupportedFormat(key, UNSUPPORTED_FORMATS.get(ext, "unsupported format"))
     if kind == "email":
-        items = list(
-            parse_message(data, key=key, path=path, mailbox="", parent_key=parent_key, max_bytes=max_bytes)
-        )
+        from engine.ingest import outlook  # (it imports this module)
+
+        if outlook.is_msg(data):  # an Outlook .msg attached
+            messages = outlook.msg_documents(
+                data, key=key, path=path, mailbox="", parent_key=parent_key, max_bytes=max_bytes
+            )
+        else:
+            messages = parse_message(data, key=key, path=path, mailbox="", parent_key=parent_key, max_bytes=max_bytes)
+        items = list(messages)
         if items and isinstance(items[0], ExtractionError):
             raise items[0]
         return [d for d in items if isinstance(d, Document)]

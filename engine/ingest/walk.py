@@ -91,6 +91,23 @@ BINARY_EXTENSIONS = frozenset(
 )
 
 MBOX_EXTENSIONS = frozenset({".mbox", ".mbx"})
+#: Outlook's mail stores: a .pst (personal folders) or .ost (offline copy of an Exchange or
+#: Outlook.com mailbox) file is one unit holding many messages (``engine.ingest.outlook``).
+OUTLOOK_STORE_EXTENSIONS = frozenset({".pst", ".ost"})
+
+#: Pictures whose text is read by OCR (``engine.ingest.readers.ocr``): walked while OCR is on,
+#: although they are in ``BINARY_EXTENSIONS`` (with OCR off they are left out, as before).
+OCR_IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff"})
+#: A picture file smaller than this is not walked (an icon, a bullet, a spacer: no page of text).
+MIN_IMAGE_BYTES = 2048
+#: The environment variable that turns OCR off ("0", "off", "false" or "no"); on by default.
+OCR_SETTING = "SPARCDESK_OCR"
+
+
+def ocr_enabled() -> bool:
+    """Whether OCR reads pictures and the pages of PDF files that have no text layer
+    (``SPARCDESK_OCR``; read at each call, so a child process sees its parent's setting)."""
+    return os.environ.get(OCR_SETTING, "1").strip().lower() not in ("0", "off", "false", "no")
 
 # A file of gitignore patterns (one a line) that a folder can hold to keep paths below it out of the index.
 IGNORE_FILE = ".sparcdeskignore"
@@ -120,10 +137,18 @@ def is_mbox(path: Path) -> bool:
         return False
 
 
+def is_outlook_store(path: Path) -> bool:
+    """True for an Outlook ``.pst`` or ``.ost`` file (by its name: the file is opened by libpff)."""
+    return path.suffix.lower() in OUTLOOK_STORE_EXTENSIONS and not os.path.isdir(path)
+
+
 def classify(path: Path) -> str:
-    """How ``engine.ingest.extract`` must open this unit: ``"maildir"``, ``"dir"`` (any other folder), ``"mbox"`` or ``"file"``."""
+    """How ``engine.ingest.extract`` must open this unit: ``"maildir"``, ``"dir"`` (any other
+    folder), ``"mbox"``, ``"outlook"`` (a .pst or .ost file) or ``"file"``."""
     if os.path.isdir(path):
         return "maildir" if is_maildir(path) else "dir"
+    if is_outlook_store(path):
+        return "outlook"
     return "mbox" if is_mbox(path) else "file"
 
 
@@ -185,8 +210,11 @@ def _enterable(path: Path) -> bool:
     return not _skip_dir_name(path.name) and not os.path.exists(path / "pyvenv.cfg")
 
 
-def _wanted_file(path: Path) -> bool:
-    return path.suffix.lower() not in BINARY_EXTENSIONS
+def _wanted_file(path: Path, size: int) -> bool:
+    suffix = path.suffix.lower()
+    if suffix not in BINARY_EXTENSIONS:
+        return True
+    return suffix in OCR_IMAGE_EXTENSIONS and size >= MIN_IMAGE_BYTES and ocr_enabled()
 
 
 def _local_rules(directory: Path, rules: _Rules) -> _Rules:
@@ -265,7 +293,7 @@ class Rules:
                 if not _enterable(current):
                     return False
             elif stat.S_ISREG(st.st_mode):
-                return last and _wanted_file(current)
+                return last and _wanted_file(current, st.st_size)
             else:
                 return False  # FIFOs, sockets and devices are skipped
         return True
@@ -292,7 +320,8 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[Path | ExtractionE
 
     Skipped silently: hidden files and folders (except the Maildir++ sub-folders of a
     Maildir, such as ``.Sent``), the folders in ``SKIP_DIRS`` and virtual environments,
-    files with an extension in ``BINARY_EXTENSIONS``, special files (FIFOs, sockets,
+    files with an extension in ``BINARY_EXTENSIONS`` (pictures OCR reads aside, while it is
+    on: ``OCR_IMAGE_EXTENSIONS`` of ``MIN_IMAGE_BYTES`` or more), special files (FIFOs, sockets,
     devices), paths matching a pattern in ``exclude`` (relative to ``root``) or in a folder's
     ``.sparcdeskignore`` file (relative to that folder; both read as ``.gitignore`` lines,
     ``!`` included, see :func:`_spec`), and a file or folder reached a
@@ -371,7 +400,7 @@ def _walk_from(root: Path, base_rules: _Rules) -> Iterator[Path | ExtractionErro
                     continue
                 subdirs.append((path, (*ancestors, ident), rules))
             elif stat.S_ISREG(st.st_mode):
-                if not _wanted_file(path) or ident in seen_files:
+                if not _wanted_file(path, st.st_size) or ident in seen_files:
                     continue
                 seen_files.add(ident)
                 yield path
@@ -534,12 +563,13 @@ def unit_for(path: Path) -> Path:
 
 
 def source_kind(path: Path) -> str:
-    """``mailstore`` for an mbox file, a Maildir folder or a single ``.eml`` or ``.emlx``; else ``folder``."""
+    """``mailstore`` for an mbox file, a Maildir folder, an Outlook ``.pst`` or ``.ost`` file or
+    a single ``.eml``, ``.emlx`` or ``.msg``; else ``folder``."""
     try:
         unit = classify(path)
     except OSError as exc:  # indexing it reports why it cannot be read
         log.debug("cannot classify %s: %s", path, exc)
         return "folder"
-    if unit in ("mbox", "maildir") or path.suffix.lower() in (".eml", ".emlx"):
+    if unit in ("mbox", "maildir", "outlook") or path.suffix.lower() in (".eml", ".emlx", ".msg"):
         return "mailstore"
     return "folder"

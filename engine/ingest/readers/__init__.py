@@ -15,9 +15,11 @@ indexer records as skipped.
 The modules: ``common`` (limits, reading a file and a zip within bounds, text clean-up and
 decoding, the :class:`~engine.ingest.readers.common.Reader` record), ``text`` (plain text,
 Markdown), ``html``, ``pdf``, ``office`` (DOCX, XLSX, PPTX), ``opendocument`` (ODT, ODS,
-ODP), ``tables`` (what sheets and slides share), ``epub``, ``rtf``. The unit-level entry
-points are in :mod:`engine.ingest.extract`, e-mail (with its attachments) in
-:mod:`engine.ingest.mail`, both built on :func:`document_from_bytes`.
+ODP), ``tables`` (what sheets and slides share), ``epub``, ``rtf``, ``ocr`` (pictures, and
+the PDF pages without a text layer, by RapidOCR). The unit-level entry points are in
+:mod:`engine.ingest.extract`, e-mail (with its attachments) in :mod:`engine.ingest.mail`,
+Outlook's .msg files and .pst/.ost stores in :mod:`engine.ingest.outlook`, all built on
+:func:`document_from_bytes`. docs/formats.md lists every format, its library and licence.
 
 Everything about a format is its ``Reader`` entry: :data:`EXTENSION_KINDS`, :data:`MIME_KINDS`,
 :data:`EXTRACTORS` and :func:`sniff_kind` are derived from :data:`READERS`. Adding a format is
@@ -45,7 +47,7 @@ import zipfile
 import zlib
 
 from engine.ingest.documents import Document
-from engine.ingest.readers import epub, html, office, opendocument, pdf, rtf, text
+from engine.ingest.readers import epub, html, ocr, office, opendocument, pdf, rtf, text
 from engine.ingest.readers.common import Extractor, Reader, looks_like_mail, zip_contents
 
 _ODF = "application/vnd.oasis.opendocument."
@@ -116,13 +118,15 @@ READERS: tuple[Reader, ...] = (
         needs=("striprtf",),
         sniff=rtf.looks_like_rtf,
     ),
-    # read by engine.ingest.mail (a message and its attachments), which extract hands it to
+    # read by engine.ingest.mail (a message and its attachments), which extract hands it to;
+    # .emlx: Apple Mail's, one message per file (mail.emlx_message); .msg: Outlook's, an OLE
+    # compound file of MAPI properties (engine.ingest.outlook), told apart by its first bytes
     Reader(
         "email",
         None,
-        extensions=(".eml", ".emlx"),  # .emlx: Apple Mail's, one message per file (mail.emlx_message)
-        mime_types=("message/rfc822",),
-        needs=_HTML,
+        extensions=(".eml", ".emlx", ".msg"),
+        mime_types=("message/rfc822", "application/vnd.ms-outlook"),
+        needs=(*_HTML, "olefile"),
         sniff=looks_like_mail,
     ),
     Reader(
@@ -156,6 +160,17 @@ READERS: tuple[Reader, ...] = (
         mime_types=(_ODF + "presentation",),
         needs=("odf",),
         zip_mimetype=(_ODF + "presentation").encode(),
+    ),
+    # by name only (no sniffing: binary data of no known kind stays "not supported"), files on
+    # disk only (an attached picture is found by its name), walked only while OCR is on
+    # (engine.ingest.walk.OCR_IMAGE_EXTENSIONS)
+    Reader(
+        "image",
+        ocr.read_image,
+        extensions=(".png", ".jpg", ".jpeg", ".tif", ".tiff"),
+        mime_types=("image/png", "image/jpeg", "image/tiff"),
+        needs=("PIL", "rapidocr", "onnxruntime", "cv2"),  # without them a picture is listed as skipped
+        attachments=False,
     ),
 )
 
@@ -210,11 +225,14 @@ def _zip_kind(data: bytes) -> str | None:
     return None
 
 
-def kind_for_name(name: str, content_type: str | None = None) -> str | None:
-    """The format named by a file name's extension, else by a MIME type; None when neither says."""
+def kind_for_name(name: str, content_type: str | None = None, *, file: bool = False) -> str | None:
+    """The format named by a file name's extension, else by a MIME type; None when neither says,
+    and, unless ``file`` (a file on disk, not an attachment), for a kind read from files only."""
     kind = EXTENSION_KINDS.get(os.path.splitext(name)[1].lower())
     if kind is None and content_type:
         kind = MIME_KINDS.get(content_type.split(";")[0].strip().lower())
+    if kind is not None and not file and not READER_BY_KIND[kind].attachments:
+        return None
     return kind
 
 

@@ -69,7 +69,9 @@ class Reader:
     it claims -- the file extensions and MIME types that name it, how its bytes are told
     apart when nothing names them (``sniff`` on the first 4 KiB; a zip archive by its
     ``mimetype`` member or by a member it always holds) -- and the modules it ``needs``
-    installed. ``read`` is None for a kind read elsewhere (e-mail: ``engine.ingest.mail``)."""
+    installed. ``read`` is None for a kind read elsewhere (e-mail: ``engine.ingest.mail``).
+    ``attachments`` False: read as a file on disk only; an e-mail's attachment of this kind is
+    indexed by its name (pictures: OCR would read every signature logo of a mailbox)."""
 
     kind: str
     read: Extractor | None
@@ -79,6 +81,7 @@ class Reader:
     sniff: Callable[[bytes], bool] | None = None
     zip_mimetype: bytes | None = None
     zip_member: str | None = None
+    attachments: bool = True
 
     def missing(self) -> list[str]:
         """The modules in ``needs`` that are not installed."""

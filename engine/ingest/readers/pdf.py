@@ -1,5 +1,7 @@
 """PDF, by pypdf: a page's paragraphs from its layout (vertical gaps) when it has one column,
-else from its line lengths; an encrypted PDF is opened with the empty password if it can be."""
+else from its line lengths; an encrypted PDF is opened with the empty password if it can be.
+A page without a text layer (a scan) that holds a picture is rendered by pypdfium2 and read
+by OCR (:mod:`engine.ingest.readers.ocr`), unless OCR is off."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import logging
 import re
 from typing import Any
 
-from engine.ingest.documents import ExtractionError
+from engine.ingest.documents import ExtractionError, add_note
+from engine.ingest.readers import ocr
 from engine.ingest.readers.common import SPACES, Extracted, clean, join_paragraphs
 
 log = logging.getLogger(__name__)
@@ -96,15 +99,15 @@ def read_pdf(data: bytes, where: str) -> Extracted:
                 raise ExtractionError(where, f"encrypted PDF that cannot be opened: {exc}") from None
             if not ok:
                 raise ExtractionError(where, "encrypted PDF (password required)")
-        pages: list[str] = []
+        pages: dict[int, str] = {}
         failed: list[int] = []
         for number, page in enumerate(reader.pages, start=1):
             try:
-                pages.append(_pdf_page_text(page))
+                pages[number] = _pdf_page_text(page)
             except Exception as exc:  # one damaged page must not cost the others (the notes name it)
                 log.debug("%s: page %d unreadable: %s: %s", where, number, type(exc).__name__, exc)
                 failed.append(number)
-        if failed and len(failed) == len(pages) + len(failed):
+        if failed and not pages:
             raise ExtractionError(where, f"corrupt PDF: no page could be read ({len(failed)} pages)")
         title = None
         try:
@@ -123,11 +126,17 @@ def read_pdf(data: bytes, where: str) -> Extracted:
     except Exception as exc:  # pypdf raises many types on damaged files
         raise ExtractionError(where, f"corrupt PDF: {type(exc).__name__}: {exc}") from None
     notes: dict[str, str] = {}
-    text = clean(join_paragraphs(pages))
+    blank = [n for n, t in pages.items() if not t.strip()]
+    if blank and ocr.pdf_ocr_available():  # scanned pages: their text by OCR
+        found, ocr_notes = ocr.ocr_pdf_pages(data, blank, where)
+        pages.update(found)
+        for note in filter(None, ocr_notes.get("note", "").split("; ")):
+            add_note(notes, note)
+    text = clean(join_paragraphs([pages[n] for n in sorted(pages)]))
     if failed:
-        notes["note"] = f"unreadable pages skipped: {', '.join(map(str, failed))}"
+        add_note(notes, f"unreadable pages skipped: {', '.join(map(str, failed))}")
     elif not text:
-        notes["note"] = "no extractable text (scanned or image-only PDF?)"
+        add_note(notes, "no extractable text (scanned or image-only PDF?)")
     return text, title, notes
 
 
