@@ -18,41 +18,29 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QProcess, QSettings, QStringListModel, Qt, QTimer, QUrl, Signal, Slot
-from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import (
-    QCompleter,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QMainWindow,
-    QMenu,
-    QMessageBox,
-    QPushButton,
-    QSplitter,
-    QStackedWidget,
-    QStyle,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QByteArray, QProcess, QSettings, Qt, QTimer, QUrl, Signal, Slot
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QMenu, QMessageBox
 
 from app.backend import Backend, JobOutcome, SearchResult
-from app.filters import FilterPanel
 from app.format import collapse, format_count, format_duration, rebuild_notice
-from app.icons import app_icon
-from app.preview import PreviewPane
-from app.progress import IndexingIndicator
-from app.qtcompat import install_none_guard
-from app.results import ResultsModel, ResultsView
 from app.sources import SourcesDialog, choose_folder, choose_mail_store
-from app.statusbar import Banner, StatusBar
-from app.welcome import MessagePage, WelcomePage, sample_questions, samples_dir
+from app.views.main_window import (
+    ADAPT_TIP,
+    NARROW_WIDTH,
+    PREVIEW_MIN_WIDTH,
+    RESTORE_TIP,
+    RESULTS_MIN_WIDTH,
+    MainWindowView,
+    PageStack,
+    SearchField,
+)
+from app.welcome import sample_questions, samples_dir
 from engine.search.defaults import DEFAULT_HYBRID, DEFAULT_IDF
 from engine.search.query import absent_notice, relaxed_notice
 
-ADAPT_TIP = "Tune the model to the words of your own documents, on this computer, then re-encode them"
-RESTORE_TIP = "Go back to the model and index used before the last adaptation"
+__all__ = ["NARROW_WIDTH", "PREVIEW_MIN_WIDTH", "RESTORE_TIP", "RESULTS_MIN_WIDTH", "PageStack", "SearchField"]
+
 #: Masked-LM steps of "Adapt to my documents" (SPARC.md §3 default); tests lower it.
 ADAPT_STEPS = 500
 #: The status line for a question asked before anything is indexed (the welcome page stays).
@@ -64,10 +52,6 @@ AUTO_ADAPT_MIN_SENTENCES = 5000
 #: (docs/ood.md, "Every combination"; those two are engine.search.defaults).
 AUTO_ADAPT_DEFAULT = False
 HISTORY_SIZE = 50
-#: Half of a 1366-px screen: the window fits it with filters, results and preview shown.
-NARROW_WIDTH = 680
-RESULTS_MIN_WIDTH = 180
-PREVIEW_MIN_WIDTH = 200
 #: What adapting measured, with the shipped model, on collections with known answers
 #: (``sparcdesk-train ood``, docs/ood.md "Every combination", sparc-tiny 0.3.0 through the
 #: app's index: as shipped -> +emb; tests/test_app.py checks them against that table). Shown before adapting: the
@@ -130,20 +114,6 @@ def adaptation_outcome(outcome: JobOutcome, status: dict) -> str:
     return f"Adaptation cancelled; {which} is still in use."
 
 
-class PageStack(QStackedWidget):
-    """A stacked widget as wide as its current page needs (QStackedWidget asks for the
-    widest page's minimum, so the welcome page held the results list wide)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.currentChanged.connect(lambda _i: self.updateGeometry())
-
-    def minimumSizeHint(self):  # noqa: N802 (Qt's name)
-        page = self.currentWidget()
-        if page is None:
-            return super().minimumSizeHint()
-        return page.minimumSizeHint().expandedTo(page.minimumSize())
-#: When the index changes under the results on screen (an indexing run ends, a watched file
 #: changes, a source is removed, an adaptation goes live), the question is asked again after
 #: this many ms without a further change, keeping the selection where its document remains.
 LIVE_REFRESH_MS = 500
@@ -155,40 +125,13 @@ def default_filters_type():
     return SearchFilters
 
 
-class SearchField(QLineEdit):
-    """The question box: Enter runs, Down/Up go to the results, Esc clears."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__()
-        self._window = window
-        self.setObjectName("search")
-        self.setPlaceholderText("Ask a question or type keywords   (Ctrl+L)")
-        self.setClearButtonEnabled(True)
-        self.setAccessibleName("Search")
-        font = self.font()
-        font.setPointSizeF(font.pointSizeF() * 1.2)
-        self.setFont(font)
-        self.setMinimumHeight(32)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        key = event.key()
-        popup = self.completer() is not None and self.completer().popup().isVisible()
-        if not popup and key in (Qt.Key.Key_Down, Qt.Key.Key_PageDown):
-            self._window.focus_results(step=1)
-            return
-        if not popup and key == Qt.Key.Key_Escape and self.text():
-            self.clear()
-            return
-        super().keyPressEvent(event)
-
-
-class MainWindow(QMainWindow):
+class MainWindow(MainWindowView):
     #: The results on screen were refreshed after a change of the index (the new SearchResult).
     results_refreshed = Signal(object)
 
     def __init__(self, backend: Backend, settings: QSettings, filters_type: Any = None) -> None:
         super().__init__()
-        install_none_guard()
         self.backend = backend
         self.settings = settings
         self._filters_type = filters_type
@@ -207,301 +150,84 @@ class MainWindow(QMainWindow):
         self._more_row: int | None = None
         self._index_started_at = 0.0
         self._sources_dialog: SourcesDialog | None = None
-        self.setWindowTitle("sparcdesk")
-        self.setWindowIcon(app_icon())
-        self.setAcceptDrops(True)  # drop a folder or mail store on the window to add it
-        self.setStatusBar(StatusBar(self))
         self._last_outcome: JobOutcome | None = None
         self._pending_report: JobOutcome | None = None  # said once the counts after it arrive
         self._files_before: dict[str, int] = {}  # a source's files before its exclusions changed
-        self.resize(1280, 800)
-
-        self._build_widgets()
-        self._build_actions()
-        self._connect_backend()
-        self._restore_settings()
-        self.show_message("Opening the index…", "Loading the model and the catalog.")
-
-    # ================================================================== construction
-
-    def _build_widgets(self) -> None:
-        self.search = SearchField(self)
-        self.search.returnPressed.connect(self.run_search)
-        self.history = QStringListModel(self.settings.value("search/history", [], list) or [])
-        completer = QCompleter(self.history, self.search)
-        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        completer.setFilterMode(Qt.MatchFlag.MatchContains)
-        self.search.setCompleter(completer)
-
-        style = self.style()
-        self.ask_btn = QToolButton()
-        self.ask_btn.setText("Ask")
-        self.ask_btn.setObjectName("askButton")
-        self.ask_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.ask_btn.setToolTip("Search (Enter)")
-        self.ask_btn.clicked.connect(self.run_search)
-        self.filters_btn = QToolButton()
-        self.filters_btn.setText("Filters")
-        self.filters_btn.setCheckable(True)
-        self.filters_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.filters_btn.setIcon(style.standardIcon(QStyle.StandardPixmap.SP_FileDialogDetailedView))
-        self.options_btn = QToolButton()
-        self.options_btn.setText("Options")
-        self.options_btn.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.options_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.options_btn.setIcon(style.standardIcon(QStyle.StandardPixmap.SP_FileDialogContentsView))
-
-        top = QWidget()
-        top.setObjectName("searchBar")
-        row = QHBoxLayout(top)
-        row.setContentsMargins(8, 6, 8, 6)
-        row.addWidget(self.search, 1)
-        row.addWidget(self.ask_btn)
-        row.addWidget(self.filters_btn)
-        row.addWidget(self.options_btn)
-        self.search_bar = top
-
-        self.filters = FilterPanel()
-        self.filters.changed.connect(self._filters_changed)
-        self._filter_timer = QTimer(self, singleShot=True, interval=250)
-        self._filter_timer.timeout.connect(self._rerun_for_filters)
-        self._live_timer = QTimer(self, singleShot=True, interval=LIVE_REFRESH_MS)
-        self._live_timer.timeout.connect(self._index_settled)
-
-        self.model = ResultsModel(self)
-        self.results = ResultsView()
-        self.results.setModel(self.model)
-        self.results.selectionModel().currentChanged.connect(self._current_changed)
-        self.results.open_requested.connect(self.open_current)
-        self.results.leave_up.connect(self.focus_search)
-        self.results.type_ahead.connect(self._type_ahead)
-
-        self.welcome = WelcomePage()
-        self.welcome.samples_requested.connect(self.index_samples)
-        self.welcome.add_folder_requested.connect(self.add_folder)
-        self.welcome.add_mail_requested.connect(self.add_mail_store)
-        self.message = MessagePage()
-        self.message.question_clicked.connect(self.ask)
-
-        self.stack = PageStack()
-        self.stack.addWidget(self.welcome)
-        self.stack.addWidget(self.message)
-        self.stack.addWidget(self.results)
-        self.stack.currentChanged.connect(lambda _i: self._sync_preview())
-
-        self.preview = PreviewPane()
-        self.preview.open_requested.connect(self.open_path)
-        self.preview.reveal_requested.connect(self.reveal_path)
-
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.setObjectName("mainSplitter")
-        self.splitter.addWidget(self.filters)
-        self.splitter.addWidget(self.stack)
-        self.splitter.addWidget(self.preview)
-        self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setStretchFactor(2, 1)
-        self.splitter.setCollapsible(1, False)
-        self.splitter.setSizes([230, 520, 530])
-        # Each pane's minimum fits NARROW_WIDTH with all three shown (the filters' own is
-        # its widest row); the results keep enough room to read a title.
-        self.results.setMinimumWidth(RESULTS_MIN_WIDTH)
-        self.preview.setMinimumWidth(PREVIEW_MIN_WIDTH)
-
-        central = QWidget()
-        col = QVBoxLayout(central)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.setSpacing(0)
-        col.addWidget(top)
-        # The engine's decision that nothing indexed answers the question: said above the
-        # closest matches, which stay listed (and marked as such) below it.
-        self.no_answer = QLabel()
-        self.no_answer.setObjectName("noAnswer")
-        self.no_answer.setWordWrap(True)
-        self.no_answer.setContentsMargins(12, 6, 12, 6)
-        self.no_answer.setStyleSheet("QLabel#noAnswer { background: palette(alternate-base); font-weight: 600; }")
-        self.no_answer.hide()
-        self.stack.currentChanged.connect(lambda _i: self.no_answer.setVisible(self._no_answer_shown()))
-        col.addWidget(self.no_answer)
-        # What must not be missed (an Open that failed, how an adaptation ended): wraps, stays.
-        self.banner = Banner()
-        col.addWidget(self.banner)
-        col.addWidget(self.splitter, 1)
-        self.setCentralWidget(central)
-
-        self.indicator = IndexingIndicator()
-        self.indicator.pause_toggled.connect(self._pause_toggled)
-        self.indicator.stop_clicked.connect(self.stop_indexing)
-        self.indicator.hide()
-        self.summary = QLabel()
-        self.summary.setObjectName("summary")
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.summary.linkActivated.connect(lambda _href: self.show_sources())
-        self.watch_label = QLabel()
-        self.watch_label.setObjectName("watchLabel")
-        sb = self.statusBar()
-        # results stopped at the number asked for: one click asks for more of the same search
-        self.more_btn = QPushButton("More results")
-        self.more_btn.setObjectName("moreResults")
-        self.more_btn.setFlat(True)
-        self.more_btn.setToolTip("Show the next results of this search (Ctrl+M)")
-        self.more_btn.clicked.connect(self.show_more)
-        self.more_btn.hide()
-        sb.addPermanentWidget(self.more_btn)
-        sb.addPermanentWidget(self.indicator)
-        sb.addPermanentWidget(self.summary)
-        sb.addPermanentWidget(self.watch_label)
-
-    def _action(
-        self, text: str, slot=None, shortcut=None, tip: str | None = None, checkable: bool = False
-    ) -> QAction:
-        act = QAction(text, self)
-        if shortcut is not None:
-            if isinstance(shortcut, (list, tuple)):
-                act.setShortcuts([QKeySequence(s) for s in shortcut])
-            else:
-                act.setShortcut(QKeySequence(shortcut))
-        if tip:
-            act.setToolTip(tip)
-            act.setStatusTip(tip)
-        act.setCheckable(checkable)
-        if slot is not None:
-            (act.toggled if checkable else act.triggered).connect(slot)
-        self.addAction(act)
-        return act
-
-    def _build_actions(self) -> None:
-        A = self._action
-        self.act_add_folder = A(
-            "Add &folder…", self.add_folder, "Ctrl+Shift+N", "Index a folder and search it"
-        )
-        self.act_add_mail = A(
-            "Add &mail store…", self.add_mail_store, None, "Index a Maildir, a folder of .eml files or an mbox file"
-        )
-        self.act_sources = A(
-            "&Sources…", self.show_sources, "Ctrl+Shift+S", "Folders and mail stores, counts, failed files"
-        )
-        self.act_samples = A(
-            "Add the s&ample documents", self.index_samples, None, "Index the built-in sample corpus"
-        )
-        self.act_quit = A("&Quit", self.close, QKeySequence.StandardKey.Quit)
-        self.act_focus = A("&Find", self.focus_search, ["Ctrl+L", "Ctrl+F"], "Go to the search field")
-        self.act_open = A("&Open document", self.open_current, "Ctrl+O", "Open with its usual application")
-        self.act_reveal = A(
-            "Show in fo&lder", self.reveal_current, "Ctrl+Shift+O", "Show the file in its folder"
-        )
-        self.act_next_hit = A("&Next hit", self.preview.next_hit, QKeySequence.StandardKey.FindNext)
-        self.act_prev_hit = A(
-            "Pre&vious hit", self.preview.previous_hit, QKeySequence.StandardKey.FindPrevious
-        )
-        self.act_copy = A("&Copy answer sentence", self.copy_sentence, "Ctrl+Shift+C")
-        self.act_copy_path = A(
-            "Copy &path", self.copy_current_path, "Ctrl+Alt+C", "Copy the document's full path to the clipboard"
-        )
-        self.act_more = A(
-            "Show &more results", self.show_more, "Ctrl+M", "The next results of the same search (issue 36)"
-        )
-        self.act_more.setEnabled(False)
-        self.act_back = A("Back to search", self.focus_search, "Esc")
-        self.act_back.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.results.addAction(self.act_back)
-        self.preview.addAction(self.act_back)
-        self.removeAction(self.act_back)
-        self.act_hybrid = A(
-            "&Hybrid ranking (neural + keywords)",
-            self._options_changed,
-            "Ctrl+H",
-            "Combine the neural scores with keyword (BM25) matching",
-            checkable=True,
-        )
-        self.act_idf = A(
-            "&Weight rare words (IDF)",
-            self._options_changed,
-            None,
-            "Weigh rare question words more",
-            checkable=True,
-        )
-        self.act_filters = A(
-            "&Filters", self._toggle_filters, "Ctrl+Shift+F", "Show the filter panel", checkable=True
-        )
-        self.act_preview = A(
-            "&Preview", lambda _on: self._sync_preview(), "F9", "Show the preview pane", checkable=True
-        )
-        self.act_update = A(
-            "&Update index now", self.update_index, "F5", "Re-read changed files of all sources"
-        )
-        self.act_pause = A("&Pause indexing", self.indicator.set_paused, None, checkable=True)
-        self.act_stop = A("&Stop indexing", self.stop_indexing)
-        self.act_watch = A(
-            "&Watch for changes", self._watch_toggled, None, "Re-index files as they change", checkable=True
-        )
-        self.act_adapt = A("&Adapt to my documents…", self.adapt_model, None, ADAPT_TIP)
-        self.act_adapt.setToolTip(ADAPT_TIP)
-        self.act_adapt.setEnabled(False)
-        self.act_restore = A("&Restore previous model", self.restore_model, None, RESTORE_TIP)
-        self.act_restore.setToolTip(RESTORE_TIP)
-        self.act_restore.setEnabled(False)
-        self.act_auto_adapt = A(
-            "Adapt au&tomatically",
-            None,
-            None,
-            f"Adapt the model once {AUTO_ADAPT_MIN_SENTENCES:,} sentences are indexed",
-            checkable=True,
-        )
         self.adapt_steps = ADAPT_STEPS
         self.auto_adapt_min_sentences = AUTO_ADAPT_MIN_SENTENCES
         self.model_state: dict = {}
         self.last_status: dict = {}
         self._indexed_sentences = 0
         self._model_job = False
-        self.act_shortcuts = A(
-            "&Keyboard shortcuts", self.show_shortcuts, QKeySequence.StandardKey.HelpContents
-        )
-        self.act_syntax = A("&Search syntax", self.show_syntax)
-        self.act_about = A("&About sparcdesk", self.show_about)
-        self.act_log = A("Open &log file", self.open_log_file, None, "The log to send with a problem report")
-        self.act_pause.setEnabled(False)
-        self.act_stop.setEnabled(False)
-        self.indicator.pause_toggled.connect(self.act_pause.setChecked)
+        self._filter_timer = QTimer(self, singleShot=True, interval=250)
+        self._filter_timer.timeout.connect(self._rerun_for_filters)
+        self._live_timer = QTimer(self, singleShot=True, interval=LIVE_REFRESH_MS)
+        self._live_timer.timeout.connect(self._index_settled)
+        tip = f"Adapt the model once {AUTO_ADAPT_MIN_SENTENCES:,} sentences are indexed"
+        self.act_auto_adapt.setToolTip(tip)
+        self.act_auto_adapt.setStatusTip(tip)
 
-        mb = self.menuBar()
-        m = mb.addMenu("&File")
-        m.addActions([self.act_add_folder, self.act_add_mail, self.act_sources, self.act_samples])
-        m.addSeparator()
-        m.addAction(self.act_quit)
-        m = mb.addMenu("&Search")
-        m.addActions([self.act_focus, self.act_open, self.act_reveal, self.act_copy, self.act_copy_path])
-        m.addSeparator()
-        m.addActions([self.act_next_hit, self.act_prev_hit, self.act_more])
-        m.addSeparator()
-        m.addActions([self.act_hybrid, self.act_idf])
-        m = mb.addMenu("&View")
-        m.addActions([self.act_filters, self.act_preview])
-        m = mb.addMenu("&Index")
-        m.setToolTipsVisible(True)
-        m.addActions([self.act_update, self.act_pause, self.act_stop])
-        m.addSeparator()
-        m.addAction(self.act_watch)
-        m.addSeparator()
-        m.addActions([self.act_adapt, self.act_auto_adapt, self.act_restore])
-        self.index_menu = m
-        m = mb.addMenu("&Help")
-        m.addActions([self.act_syntax, self.act_shortcuts, self.act_log, self.act_about])
+        self._wire_widgets()
+        self._wire_actions()
+        self._connect_backend()
+        self._restore_settings()
+        self.show_message("Opening the index…", "Loading the model and the catalog.")
 
-        options = QMenu(self)
-        options.setToolTipsVisible(True)
-        options.addActions([self.act_hybrid, self.act_idf])
-        options.addSeparator()
-        options.addActions([self.act_watch, self.act_sources])
-        options.addSeparator()
-        options.addAction(self.act_adapt)
-        self.options_btn.setMenu(options)
-        # right-click on a result: what the Search menu does with it
-        self.results.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+    # ================================================================== wiring
+
+    def _wire_widgets(self) -> None:
+        """The view's widgets to the window's slots (the order of two slots on one signal is
+        the order the window always had)."""
+        self.search.returnPressed.connect(self.run_search)
+        self.ask_btn.clicked.connect(self.run_search)
+        self.filters.changed.connect(self._filters_changed)
+        self.results.selectionModel().currentChanged.connect(self._current_changed)
+        self.results.open_requested.connect(self.open_current)
         self.results.customContextMenuRequested.connect(self._results_menu)
-        self.filters_btn.setDefaultAction(self.act_filters)
-        self.filters_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.filters_btn.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_FileDialogDetailedView))
+        self.welcome.samples_requested.connect(self.index_samples)
+        self.welcome.add_folder_requested.connect(self.add_folder)
+        self.welcome.add_mail_requested.connect(self.add_mail_store)
+        self.message.question_clicked.connect(self.ask)
+        # after the view's own (the stack's geometry, the preview's visibility)
+        self.stack.currentChanged.connect(lambda _i: self.no_answer.setVisible(self._no_answer_shown()))
+        self.preview.open_requested.connect(self.open_path)
+        self.preview.reveal_requested.connect(self.reveal_path)
+        self.indicator.pause_toggled.connect(self._pause_toggled)
+        self.indicator.pause_toggled.connect(self.act_pause.setChecked)
+        self.indicator.stop_clicked.connect(self.stop_indexing)
+        self.summary.linkActivated.connect(lambda _href: self.show_sources())
+        self.more_btn.clicked.connect(self.show_more)
+
+    def _wire_actions(self) -> None:
+        """The menus' actions to the window's slots (the view wires those that only move
+        focus or show and hide its own panes)."""
+        for act, slot in (
+            (self.act_add_folder, self.add_folder),
+            (self.act_add_mail, self.add_mail_store),
+            (self.act_sources, self.show_sources),
+            (self.act_samples, self.index_samples),
+            (self.act_open, self.open_current),
+            (self.act_reveal, self.reveal_current),
+            (self.act_copy, self.copy_sentence),
+            (self.act_copy_path, self.copy_current_path),
+            (self.act_more, self.show_more),
+            (self.act_update, self.update_index),
+            (self.act_stop, self.stop_indexing),
+            (self.act_adapt, self.adapt_model),
+            (self.act_restore, self.restore_model),
+            (self.act_shortcuts, self.show_shortcuts),
+            (self.act_syntax, self.show_syntax),
+            (self.act_about, self.show_about),
+            (self.act_log, self.open_log_file),
+        ):
+            act.triggered.connect(slot)
+        for act, slot in (
+            (self.act_hybrid, self._options_changed),
+            (self.act_idf, self._options_changed),
+            (self.act_filters, self._toggle_filters),
+            (self.act_watch, self._watch_toggled),
+        ):
+            act.toggled.connect(slot)
 
     def _connect_backend(self) -> None:
         b = self.backend
@@ -538,13 +264,14 @@ class MainWindow(QMainWindow):
         split = s.value("window/splitter")
         if isinstance(split, QByteArray) and not split.isEmpty():
             self.splitter.restoreState(split)
+        self.history.setStringList(s.value("search/history", [], list) or [])
         self.act_hybrid.setChecked(_bool(s.value("search/hybrid", DEFAULT_HYBRID)))
         self.act_idf.setChecked(_bool(s.value("search/idf", DEFAULT_IDF)))
         self.act_auto_adapt.setChecked(_bool(s.value("model/auto_adapt", AUTO_ADAPT_DEFAULT)))
         self.act_filters.setChecked(_bool(s.value("view/filters", False)))
         self.filters.setVisible(self.act_filters.isChecked())
         self.act_preview.setChecked(_bool(s.value("view/preview", True)))
-        self._sync_preview()
+        self.sync_preview()
         self.act_watch.blockSignals(True)
         self.act_watch.setChecked(_bool(s.value("index/watch", True)))
         self.act_watch.blockSignals(False)
@@ -577,13 +304,6 @@ class MainWindow(QMainWindow):
                 self.add_source(url.toLocalFile())
         event.acceptProposedAction()
 
-    def event(self, event) -> bool:
-        """Status tips (menus, hovered actions) go through the message area that elides,
-        not QStatusBar's own painting, which clipped them."""
-        if event.type() == event.Type.StatusTip:
-            self.statusBar().showMessage(event.tip())
-            return True
-        return super().event(event)
 
     def closeEvent(self, event) -> None:
         self.save_settings()
@@ -615,13 +335,6 @@ class MainWindow(QMainWindow):
             and self.stack.currentWidget() is self.results
         )
 
-    def _sync_preview(self) -> None:
-        """The preview shows beside results only (and when the user wants it)."""
-        self.preview.setVisible(self.act_preview.isChecked() and self.stack.currentWidget() is self.results)
-
-    def show_message(self, title: str, text: str = "", examples: list[str] | None = None) -> None:
-        self.message.show_message(title, text, examples)
-        self.stack.setCurrentWidget(self.message)
 
     def _idle_page(self) -> None:
         """Welcome page without sources; otherwise an invitation to ask (with examples for the samples)."""
@@ -724,24 +437,6 @@ class MainWindow(QMainWindow):
             self._sources_dialog.set_errors(self.errors)
 
     # ================================================================== searching
-
-    def focus_search(self) -> None:
-        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        self.search.selectAll()
-
-    def _type_ahead(self, text: str) -> None:
-        self.search.setFocus(Qt.FocusReason.OtherFocusReason)
-        self.search.deselect()
-        self.search.end(False)
-        self.search.insert(text)
-
-    def focus_results(self, step: int = 1) -> None:
-        if self.model.rowCount() == 0 or self.stack.currentWidget() is not self.results:
-            return
-        self.results.setFocus(Qt.FocusReason.OtherFocusReason)
-        row = self.results.currentIndex().row()
-        row = 0 if row < 0 else min(self.model.rowCount() - 1, row + (step if row >= 0 and step > 1 else 0))
-        self.results.setCurrentIndex(self.model.index(row, 0))
 
     def ask(self, question: str) -> None:
         self.search.setText(question)
@@ -951,9 +646,6 @@ class MainWindow(QMainWindow):
         self.preview.show_answer(answer)
         self.backend.load_document(answer.doc_key)
 
-    def current_answer(self):
-        idx = self.results.currentIndex()
-        return self.model.answer(idx.row()) if idx.isValid() else None
 
     # ================================================================== open, reveal, copy
 
