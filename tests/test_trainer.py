@@ -108,6 +108,16 @@ def test_export_agrees_with_torch(tmp_path, squad_handful):
         np.prod(i.dims) == cfg["vocab_size"] * cfg["hidden_size"] and i.name != cfg["embedding_initializer"]
         for i in onnx.load(str(bundle / "model.onnx")).graph.initializer
     )
+    # int8 (optimum's ORTQuantizer) takes the weight MatMuls only, as ONNX Runtime's
+    # quantize_dynamic did: the attention's activation products and the projection stay float
+    from trainer.export import projection_nodes, weight_matmuls
+
+    fp32_graph = bundle / "model.fp32.onnx"
+    taken = set(weight_matmuls(fp32_graph)) - set(projection_nodes(fp32_graph))
+    int8_ops = {n.name: n.op_type for n in onnx.load(str(bundle / "model.onnx")).graph.node}
+    fp32_matmuls = [n.name for n in onnx.load(str(fp32_graph)).graph.node if n.op_type == "MatMul"]
+    assert taken and not taken & set(int8_ops)
+    assert all(int8_ops.get(name) == "MatMul" for name in fp32_matmuls if name not in taken)
 
 
 def test_training_in_two_cpu_processes(two_process_grads):
