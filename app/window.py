@@ -9,21 +9,18 @@ preview, Esc goes back to the search field. All engine work goes through
 
 from __future__ import annotations
 
-import html
 import math
-import os
-import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QProcess, QSettings, Qt, QTimer, QUrl, Signal, Slot
-from PySide6.QtGui import QDesktopServices, QGuiApplication
-from PySide6.QtWidgets import QMenu, QMessageBox
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import QMessageBox
 
 from app.backend import Backend, JobOutcome, SearchResult
-from app.format import collapse, format_count, format_duration, rebuild_notice
+from app.controllers.files import FilesController, no_opener_reason
+from app.controllers.help import HelpController
+from app.format import format_count, format_duration, rebuild_notice
 from app.sources import SourcesDialog, choose_folder, choose_mail_store
 from app.views.main_window import (
     ADAPT_TIP,
@@ -39,7 +36,15 @@ from app.welcome import sample_questions, samples_dir
 from engine.search.defaults import DEFAULT_HYBRID, DEFAULT_IDF
 from engine.search.query import absent_notice, relaxed_notice
 
-__all__ = ["NARROW_WIDTH", "PREVIEW_MIN_WIDTH", "RESTORE_TIP", "RESULTS_MIN_WIDTH", "PageStack", "SearchField"]
+__all__ = [
+    "NARROW_WIDTH",
+    "PREVIEW_MIN_WIDTH",
+    "RESTORE_TIP",
+    "RESULTS_MIN_WIDTH",
+    "PageStack",
+    "SearchField",
+    "no_opener_reason",
+]
 
 #: Masked-LM steps of "Adapt to my documents" (SPARC.md §3 default); tests lower it.
 ADAPT_STEPS = 500
@@ -114,6 +119,7 @@ def adaptation_outcome(outcome: JobOutcome, status: dict) -> str:
     return f"Adaptation cancelled; {which} is still in use."
 
 
+#: When the index changes under the results on screen (an indexing run ends, a watched file
 #: changes, a source is removed, an adaptation goes live), the question is asked again after
 #: this many ms without a further change, keeping the selection where its document remains.
 LIVE_REFRESH_MS = 500
@@ -125,10 +131,42 @@ def default_filters_type():
     return SearchFilters
 
 
+class _On:
+    """A window attribute that lives on one of its controllers: read and written there
+    (``window.sources`` is ``window.sources_controller.sources``)."""
+
+    def __init__(self, controller: str, name: str) -> None:
+        self.controller = controller
+        self.name = name
+
+    def __get__(self, window: Any, owner: Any = None) -> Any:
+        if window is None:
+            return self
+        return getattr(getattr(window, self.controller), self.name)
+
+    def __set__(self, window: Any, value: Any) -> None:
+        setattr(getattr(window, self.controller), self.name, value)
+
 
 class MainWindow(MainWindowView):
     #: The results on screen were refreshed after a change of the index (the new SearchResult).
     results_refreshed = Signal(object)
+
+    # ---- open, reveal, copy (FilesController)
+    open_current = _On("files_controller", "open_current")
+    open_path = _On("files_controller", "open_path")
+    reveal_current = _On("files_controller", "reveal_current")
+    reveal_path = _On("files_controller", "reveal_path")
+    copy_current_path = _On("files_controller", "copy_current_path")
+    copy_sentence = _On("files_controller", "copy_sentence")
+    _results_menu = _On("files_controller", "results_menu")
+    # ---- help (HelpController)
+    show_shortcuts = _On("help_controller", "show_shortcuts")
+    show_syntax = _On("help_controller", "show_syntax")
+    log_file = _On("help_controller", "log_file")
+    open_log_file = _On("help_controller", "open_log_file")
+    about_text = _On("help_controller", "about_text")
+    show_about = _On("help_controller", "show_about")
 
     def __init__(self, backend: Backend, settings: QSettings, filters_type: Any = None) -> None:
         super().__init__()
@@ -166,6 +204,8 @@ class MainWindow(MainWindowView):
         tip = f"Adapt the model once {AUTO_ADAPT_MIN_SENTENCES:,} sentences are indexed"
         self.act_auto_adapt.setToolTip(tip)
         self.act_auto_adapt.setStatusTip(tip)
+        self.files_controller = FilesController(self)
+        self.help_controller = HelpController(self)
 
         self._wire_widgets()
         self._wire_actions()
@@ -647,69 +687,6 @@ class MainWindow(MainWindowView):
         self.backend.load_document(answer.doc_key)
 
 
-    # ================================================================== open, reveal, copy
-
-    def open_current(self) -> None:
-        a = self.current_answer()
-        if a is not None:
-            self.open_path(a.path)
-
-    def reveal_current(self) -> None:
-        a = self.current_answer()
-        if a is not None:
-            self.reveal_path(a.path)
-
-    def open_path(self, path: str) -> None:
-        if not Path(path).exists():
-            self._open_failed(path, f"{path} no longer exists: it was moved or deleted since it was indexed.")
-            return
-        if not QDesktopServices.openUrl(QUrl.fromLocalFile(path)):
-            self._open_failed(path, f"{Path(path).name} could not be opened: {no_opener_reason(path)}")
-        else:
-            if self.banner.path == path:
-                self.banner.dismiss()
-            self.statusBar().showMessage(f"Opened {Path(path).name}", 3000)
-
-    def reveal_path(self, path: str) -> None:
-        p = Path(path)
-        if not p.exists():
-            self._open_failed(path, f"{path} no longer exists: it was moved or deleted since it was indexed.")
-            return
-        # Select the file where the platform can; else open its folder with the usual handler.
-        if sys.platform == "darwin" and QProcess.startDetached("open", ["-R", str(p)]):
-            return
-        if sys.platform == "win32" and QProcess.startDetached("explorer", [f"/select,{p}"]):
-            return
-        folder = p if p.is_dir() else p.parent
-        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
-            self._open_failed(path, f"Its folder could not be shown: {no_opener_reason(str(folder), folder=True)}")
-
-    def _open_failed(self, path: str, why: str) -> None:
-        """Say why in the banner (it stays, unlike a status message) and offer Copy path."""
-        self.banner.show_notice(why, path=path, warning=True)
-        self.statusBar().showMessage(why, 8000)
-
-    def copy_current_path(self) -> None:
-        a = self.current_answer()
-        if a is not None:
-            QGuiApplication.clipboard().setText(a.path)
-            self.statusBar().showMessage(f"Copied {a.path}", 3000)
-
-    def _results_menu(self, pos) -> None:
-        if not self.results.indexAt(pos).isValid():
-            return
-        menu = QMenu(self.results)
-        menu.addActions([self.act_open, self.act_reveal])
-        menu.addSeparator()
-        menu.addActions([self.act_copy, self.act_copy_path])
-        menu.popup(self.results.viewport().mapToGlobal(pos))
-
-    def copy_sentence(self) -> None:
-        a = self.current_answer()
-        if a is not None:
-            QGuiApplication.clipboard().setText(collapse(a.best.sentence))
-            self.statusBar().showMessage("Answer sentence copied", 2000)
-
     # ================================================================== sources and indexing
 
     def add_folder(self) -> None:
@@ -987,92 +964,6 @@ class MainWindow(MainWindowView):
         else:
             what = "changed files"
         self.statusBar().showMessage(f"Index updated: {what}", 6000)
-
-    # ================================================================== help
-
-    def show_shortcuts(self) -> None:
-        rows = [
-            ("Ctrl+L, Ctrl+F", "Go to the search field"),
-            ("Enter", "Ask (in the search field) / open the document (in the results)"),
-            ("Down, Up", "Move through the results; the preview follows"),
-            ("Esc", "Back to the search field; in it, clear it"),
-            ("Ctrl+O", "Open the document"),
-            ("Ctrl+Shift+O", "Show the document in its folder"),
-            ("F3, Shift+F3", "Next / previous hit in the preview"),
-            ("Ctrl+Shift+C", "Copy the answer sentence"),
-            ("Ctrl+H", "Hybrid ranking on/off"),
-            ("Ctrl+Shift+F", "Show or hide the filters"),
-            ("F9", "Show or hide the preview"),
-            ("F5", "Update the index"),
-            ("Ctrl+Shift+N", "Add a folder"),
-            ("Ctrl+Shift+S", "Sources"),
-        ]
-        table = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in rows)
-        QMessageBox.information(self, "Keyboard shortcuts", f"<table>{table}</table>")
-
-    def show_syntax(self) -> None:
-        """The search box's syntax (engine.search.query, shared with ``sparcdesk ask``)."""
-        from engine.search.query import SYNTAX_HELP
-
-        table = "".join(
-            f"<tr><td><b>{html.escape(k)}</b>&nbsp;&nbsp;</td><td>{html.escape(v)}</td></tr>" for k, v in SYNTAX_HELP
-        )
-        QMessageBox.information(
-            self,
-            "Search syntax",
-            "<p>Type a question or words; these narrow the documents that compete:</p>"
-            f"<table>{table}</table><p>Words outside quotes rank the answers.</p>",
-        )
-
-    def log_file(self) -> Path:
-        """The window's log file (engine.home.logs): under the engine's home once it is open."""
-        from engine.home import logs
-
-        return logs.log_path(self.last_status.get("home"))
-
-    def open_log_file(self) -> None:
-        path = self.log_file()
-        if not path.exists():
-            self.statusBar().showMessage(f"No log file yet ({path})", 5000)
-        elif not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
-            # no program opens it (a machine without a desktop's file handlers): the path, to
-            # copy, is what the user needs, not a word about its folder (issue 36, item 8)
-            self._open_failed(str(path), f"The log file is {path} ({no_opener_reason(str(path))})")
-
-    def about_text(self) -> str:
-        from html import escape
-
-        from engine import __version__
-        from engine.cli.main import version_text
-
-        model = self.last_status.get("model") or {}
-        in_use = f"{model.get('name', '')} {model.get('version', '')}".strip() or "(opening…)"
-        return (
-            f"<b>sparcdesk {escape(__version__)}</b><br>Private desktop search and question answering "
-            "with SPARC sparse neural retrieval. Everything runs on this computer.<br><br>"
-            f"Model in use: {escape(in_use)}<br>{escape(version_text())}<br>"
-            f"Data folder: {escape(str(self.last_status.get('home', '')))}<br>"
-            f"Log file: {escape(str(self.log_file()))}"
-        )
-
-    def show_about(self) -> None:
-        QMessageBox.about(self, "About sparcdesk", self.about_text())
-
-
-def no_opener_reason(path: str, folder: bool = False) -> str:
-    """Why the desktop could not open ``path``, as far as can be told from here."""
-    if sys.platform.startswith("linux"):
-        if shutil.which("xdg-open") is None:
-            return (
-                "xdg-open is not installed, so there is no file manager or application to hand it to "
-                "(on Debian or Ubuntu: sudo apt-get install xdg-utils). Copy the path to open it yourself."
-            )
-        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            return "there is no desktop session to open it in. Copy the path to open it yourself."
-    if folder:
-        return "no file manager is set up for folders. Copy the path to open it yourself."
-    ext = Path(path).suffix or "this kind of"
-    return f"no application is set up to open {ext} files. Copy the path to open it yourself."
 
 
 def _bool(value: Any) -> bool:
