@@ -565,7 +565,7 @@ def test_adding_a_folder_indexes_it_with_progress_to_100(qtbot, open_window, tmp
     bar_values: list[int] = []
     window.backend.progress.connect(progress.append)
     window.indicator.bar.valueChanged.connect(bar_values.append)
-    monkeypatch.setattr("app.window.choose_folder", lambda parent, start: str(folder))
+    monkeypatch.setattr("app.controllers.sources.choose_folder", lambda parent, start: str(folder))
     with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS * 3) as blocker:
         window.act_add_folder.trigger()  # File > Add folder…, with the dialog answered
         qtbot.waitUntil(lambda: window.indicator.isVisible(), timeout=WAIT_MS)

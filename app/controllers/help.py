@@ -56,7 +56,7 @@ class HelpController(Controller):
         """The window's log file (engine.home.logs): under the engine's home once it is open."""
         from engine.home import logs
 
-        return logs.log_path(self.window.last_status.get("home"))
+        return logs.log_path(self.window.model_controller.last_status.get("home"))
 
     def open_log_file(self) -> None:
         path = self.log_file()
@@ -73,7 +73,7 @@ class HelpController(Controller):
         from engine import __version__
         from engine.cli.main import version_text
 
-        status = self.window.last_status
+        status = self.window.model_controller.last_status
         model = status.get("model") or {}
         in_use = f"{model.get('name', '')} {model.get('version', '')}".strip() or "(opening…)"
         escape = html.escape
