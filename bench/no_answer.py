@@ -1,0 +1,184 @@
+"""The no-answer decision on what users keep (issue 37, item 4): per family of files, how many
+answerable questions it keeps answered and how many unanswerable ones it refuses.
+
+The decision ("Nothing in your files answers this question") was calibrated on BIPIA's e-mails
+and SQuAD's articles only (docs/product.md). Here it meets other families, each with questions
+it can answer and questions about things the files do not hold:
+
+* ``notes``: short notes, one paragraph each (SQuAD *train* paragraphs, other articles than the
+  product benchmark's dev set), some saved without an extension like a TODO file; answerable: a
+  question of the note's paragraph; unanswerable: a question of an article not saved.
+* ``portuguese``: the same from FaQuAD (Portuguese), the non-English family.
+* ``mail-headers``: the product benchmark's 1,000 Enron messages (its home reused): answerable:
+  its address, sender and date questions; unanswerable: the address of a person no indexed
+  header names, and the sender of a message whose subject no indexed message has (both from
+  Enron messages left out of the collection).
+
+    python -m bench.no_answer [--work runs/product-040] [--per-family 150] [--off RULES]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from bench import harness, product
+from engine.search.settings import DEFAULT, RULES, SearchSettings
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = 5151
+SQUAD_TRAIN = "squad/train-v1.1.reconstructed.json.gz"
+FAQUAD = "portuguese/faquad/dataset.json"
+
+
+@dataclass
+class Probe:
+    family: str
+    text: str
+    answerable: bool
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "note"
+
+
+def note_family(
+    family: str, articles: list[dict], folder: Path, per_family: int, rng: random.Random
+) -> list[Probe]:
+    """Half the articles' paragraphs saved as notes (every fifth without an extension); a
+    question per saved note, and as many questions of the other half's articles."""
+    rng.shuffle(articles)
+    saved, other = articles[: len(articles) // 2], articles[len(articles) // 2 :]
+    paragraphs = [(a["title"], p) for a in saved for p in a["paragraphs"] if p.get("qas")]
+    rng.shuffle(paragraphs)
+    probes: list[Probe] = []
+    for i, (title, p) in enumerate(paragraphs[:per_family]):
+        name = f"{_slug(title)}-{i:03d}" + ("" if i % 5 == 0 else ".txt")
+        path = folder / family / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text(encoding="utf-8") != p["context"]:
+            path.write_text(p["context"], encoding="utf-8")
+        probes.append(Probe(family, rng.choice(p["qas"])["question"], True))
+    questions = [q["question"] for a in other for p in a["paragraphs"] for q in p.get("qas", [])]
+    rng.shuffle(questions)
+    probes += [Probe(family, q, False) for q in questions[:per_family]]
+    return probes
+
+
+def header_family(col: product.Collection, enron_rows: list[dict], per_family: int, rng: random.Random) -> list[Probe]:
+    """The mail collection's address, sender and date questions (answerable), and questions
+    about people and subjects of Enron messages the collection leaves out (unanswerable)."""
+    headers: dict[str, dict] = {}
+    for key, path in col.docs.items():
+        if key.startswith("enron/"):
+            msg = product.parse_message(path.read_bytes())
+            headers[key] = {h: str(msg[h] or "") for h in ("from", "to", "cc", "subject")} | {
+                "body": product.body_text(msg),
+                "date_utc": product.date_utc(msg),
+            }
+    asked = [q for q in product.enron_questions(headers) if q.kind in ("address", "sender", "date")]
+    rng.shuffle(asked)
+    probes = [Probe("mail-headers", q.text, True) for q in asked[:per_family]]
+    known = {
+        product.person_name(a)
+        for r in headers.values()
+        for h in ("from", "to", "cc")
+        for _, a in product.mailboxes(r[h])
+        if a and product.person_name(a)
+    }
+    subjects = {product._SUBJECT_PREFIX.sub("", r["subject"]).strip().lower() for r in headers.values()}
+    strangers: list[str] = []
+    other_subjects: list[str] = []
+    for r in enron_rows:
+        for _, a in product.mailboxes(r.get("from", "") + "," + r.get("to", "")):
+            name = product.person_name(a) if a else None
+            if name and name not in known:
+                strangers.append(name)
+        s = product._SUBJECT_PREFIX.sub("", " ".join((r.get("subject") or "").split())).strip()
+        if len(s.split()) >= 3 and s.lower() not in subjects:
+            other_subjects.append(s)
+    strangers, other_subjects = sorted(set(strangers)), sorted(set(other_subjects))
+    rng.shuffle(strangers)
+    rng.shuffle(other_subjects)
+    half = per_family // 2
+    probes += [Probe("mail-headers", f"What is the email address of {n}?", False) for n in strangers[:half]]
+    probes += [Probe("mail-headers", f"Who sent the e-mail about {s}?", False) for s in other_subjects[: per_family - half]]
+    return probes
+
+
+def decisions(eng: Any, probes: Sequence[Probe], settings: SearchSettings) -> dict[str, dict]:
+    """Per family: answered % of the answerable, refused % of the unanswerable."""
+    out: dict[str, dict] = {}
+    for family in dict.fromkeys(p.family for p in probes):
+        mine = [p for p in probes if p.family == family]
+        said = [(p, bool(eng.ask(p.text, settings=settings).answered)) for p in mine]
+        ans = [a for p, a in said if p.answerable]
+        una = [a for p, a in said if not p.answerable]
+        out[family] = {
+            "answerable": len(ans),
+            "unanswerable": len(una),
+            "answered_when_answerable": round(100 * sum(ans) / max(len(ans), 1), 1),
+            "refused_when_unanswerable": round(100 * (len(una) - sum(una)) / max(len(una), 1), 1),
+        }
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--work", type=Path, default=ROOT / "runs" / "product-040", help="the product benchmark's work dir (its mail home is reused)")
+    ap.add_argument("--per-family", type=int, default=150)
+    ap.add_argument("--off", default="", help=f"comma-separated rules to turn off (of {','.join(RULES)})")
+    ap.add_argument("--no-save", action="store_true")
+    args = ap.parse_args(argv)
+    from engine.api.facade import Engine
+
+    off = [r for r in args.off.split(",") if r]
+    if any(r not in RULES for r in off):
+        raise SystemExit(f"unknown rule in {args.off!r}; choose from {','.join(RULES)}")
+    settings = replace(DEFAULT, **dict.fromkeys(off, False))
+    recorder = harness.Run("no_answer", argv)
+    rng = random.Random(SEED)
+    notes_dir = args.work / "files" / "notes"
+    with gzip.open(product.DATA / SQUAD_TRAIN, "rt", encoding="utf-8") as f:
+        squad = json.load(f)["data"]
+    faquad = json.loads((product.DATA / FAQUAD).read_text(encoding="utf-8"))["data"]
+    probes = note_family("notes", list(squad), notes_dir, args.per_family, rng)
+    probes += note_family("portuguese", list(faquad), notes_dir, args.per_family, rng)
+    results: dict[str, dict] = {}
+    with Engine(args.work / "homes" / "notes", threads=1) as eng:
+        if not any(s.path == str(notes_dir.resolve()) for s in eng.sources()):
+            eng.add_source(notes_dir.resolve())
+        eng.index(None)
+        results.update(decisions(eng, probes, settings))
+    col = product.build_mail(args.work, 1000)[0]
+    with gzip.open(product.DATA / product.ENRON_FILE, "rt", encoding="utf-8") as f:
+        enron_rows = [json.loads(line) for line in f if line.strip()]
+    mail_probes = header_family(col, enron_rows, args.per_family, rng)
+    with Engine(args.work / "homes" / col.name, threads=1) as eng:
+        results.update(decisions(eng, mail_probes, settings))
+    out = {"seed": SEED, "per_family": args.per_family, "rules_off": off, "results": results}
+    print("| family | answerable | answered % | unanswerable | refused % |\n|---|---|---|---|---|")
+    for fam, r in results.items():
+        print(
+            f"| {fam} | {r['answerable']} | {r['answered_when_answerable']} | {r['unanswerable']} "
+            f"| {r['refused_when_unanswerable']} |"
+        )
+    if not args.no_save:
+        path = harness.save_result("no_answer", out, run=recorder)
+        print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
+    return out
+
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    main()
+    print(f"{time.perf_counter() - t0:.0f} s", file=sys.stderr)
