@@ -22,7 +22,7 @@ import logging
 import mailbox as mailbox_mod
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timezone
 from email import errors, policy
 from email.header import decode_header, make_header
@@ -667,6 +667,13 @@ def parse_message(
 
 # --------------------------------------------------------------------------- attachments
 
+#: Readers of an attached message that is not RFC 822, tried in order on its bytes: (is it
+#: one, its documents as ``parse_message`` gives them). ``engine.ingest.outlook`` adds
+#: Outlook's .msg when it is imported (``engine.ingest.extract`` imports it); this module
+#: cannot import it, as it imports this one.
+MESSAGE_READERS: list[tuple[Callable[[bytes], bool], Callable[..., Iterator[Document | ExtractionError]]]] = []
+
+
 def extract_bytes(
     data: bytes,
     filename: str,
@@ -689,15 +696,8 @@ def extract_bytes(
         ext = os.path.splitext(filename)[1].lower()
         raise UnsupportedFormat(key, UNSUPPORTED_FORMATS.get(ext, "unsupported format"))
     if kind == "email":
-        from engine.ingest import outlook  # (it imports this module)
-
-        if outlook.is_msg(data):  # an Outlook .msg attached
-            messages = outlook.msg_documents(
-                data, key=key, path=path, mailbox="", parent_key=parent_key, max_bytes=max_bytes
-            )
-        else:
-            messages = parse_message(data, key=key, path=path, mailbox="", parent_key=parent_key, max_bytes=max_bytes)
-        items = list(messages)
+        read = next((read for is_it, read in MESSAGE_READERS if is_it(data)), parse_message)
+        items = list(read(data, key=key, path=path, mailbox="", parent_key=parent_key, max_bytes=max_bytes))
         if items and isinstance(items[0], ExtractionError):
             raise items[0]
         return [d for d in items if isinstance(d, Document)]

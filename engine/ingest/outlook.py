@@ -39,7 +39,15 @@ from pathlib import Path
 from typing import Any
 
 from engine.ingest.documents import Document, ExtractionError, UnsupportedFormat
-from engine.ingest.mail import MAX_NESTING, _comma_list, _ids, body_text, extract_bytes, message_fields
+from engine.ingest.mail import (
+    MAX_NESTING,
+    MESSAGE_READERS,
+    _comma_list,
+    _ids,
+    body_text,
+    extract_bytes,
+    message_fields,
+)
 from engine.ingest.readers import kind_for_name
 from engine.ingest.readers.common import MAX_FILE_BYTES, too_large
 
@@ -372,6 +380,10 @@ def msg_documents(
         yield ExtractionError(key, f"corrupt Outlook message (.msg): {type(exc).__name__}: {exc}")
         return
     yield from _message_docs(message, key=key, path=path, mailbox=mailbox, parent_key=parent_key, max_bytes=max_bytes)
+
+
+# an Outlook .msg attached to a message (or to a .msg) is read as one (engine.ingest.mail)
+MESSAGE_READERS.append((is_msg, msg_documents))
 
 
 def read_msg(data: bytes) -> MapiMessage:
