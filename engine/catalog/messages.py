@@ -1,0 +1,140 @@
+"""The catalog's documents and e-mail messages: the documents extracted from each file
+(their keys are the index's ``doc_key``) and the header fields of every message, which the
+sender and mailbox lists, threads and the preview read."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engine.catalog.connection import CatalogConnection
+from engine.catalog.rows import DocumentRow, MessageRow
+
+#: At most this many subjects per ``messages_with_subject`` call (one SQL parameter each).
+SUBJECTS_ASKED = 2000
+
+
+class DocumentsAndMessages(CatalogConnection):
+    """Documents and messages (part of :class:`engine.catalog.store.Catalog`)."""
+
+    # ---- documents and messages
+
+    def replace_documents(self, path: str, documents: Sequence[DocumentRow]) -> list[str]:
+        """Replace the documents extracted from ``path``; returns the keys that existed before
+        (the indexer deletes those from the index before adding the new ones)."""
+        with self.transaction():
+            old = [r[0] for r in self._conn.execute("SELECT key FROM documents WHERE path = ?", (path,))]
+            self._conn.execute("DELETE FROM documents WHERE path = ?", (path,))
+            self._conn.executemany(
+                """INSERT OR REPLACE INTO documents (key, path, kind, title, parent_key, n_sentences)
+                   VALUES (?, ?, ?, ?, ?, ?)""",
+                [(d.key, d.path, d.kind, d.title, d.parent_key, d.n_sentences) for d in documents],
+            )
+        return old
+
+    def documents(self, path: str) -> list[DocumentRow]:
+        """Documents extracted from one file."""
+        return [
+            DocumentRow(
+                r["key"], r["path"], r["kind"], r["title"] or "", r["parent_key"], r["n_sentences"] or 0
+            )
+            for r in self.db["documents"].rows_where("path = ?", [path], order_by="key")
+        ]
+
+    def get_document(self, key: str) -> DocumentRow | None:
+        """One document by key."""
+        rows = list(self.db["documents"].rows_where("key = ?", [key]))
+        if not rows:
+            return None
+        r = rows[0]
+        return DocumentRow(
+            r["key"], r["path"], r["kind"], r["title"] or "", r["parent_key"], r["n_sentences"] or 0
+        )
+
+    def messages_with_subject(self, subjects: Iterable[str]) -> list[str]:
+        """Keys of the messages whose subject, in lower case, is one of ``subjects`` (give
+        them in lower case; SQLite lowers ASCII letters only, so a subject with other
+        capitals is found as written in lower case by Python, if at all)."""
+        subjects = list(dict.fromkeys(subjects))[:SUBJECTS_ASKED]
+        if not subjects:
+            return []
+        marks = ", ".join("?" * len(subjects))
+        rows = self.db.execute(f"SELECT key FROM messages WHERE lower(subject) IN ({marks})", subjects).fetchall()
+        return [r[0] for r in rows]
+
+    def upsert_messages(self, messages: Sequence[MessageRow]) -> None:
+        """Insert or replace e-mail header rows."""
+        with self.transaction():
+            self._conn.executemany(
+                """INSERT OR REPLACE INTO messages (key, file, message_id, thread, from_addr, to_addrs,
+                   cc_addrs, date, subject, mailbox, bcc_addrs, quoted_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [
+                    (
+                        m.key,
+                        m.file,
+                        m.message_id,
+                        m.thread,
+                        m.from_addr,
+                        json.dumps(list(m.to_addrs)),
+                        json.dumps(list(m.cc_addrs)),
+                        m.date,
+                        m.subject,
+                        m.mailbox,
+                        json.dumps(list(m.bcc_addrs)),
+                        m.quoted_at,
+                    )
+                    for m in messages
+                ],
+            )
+
+    def delete_messages(self, keys: Iterable[str]) -> None:
+        """Drop the e-mail header rows of documents that left their unit (inside the
+        caller's transaction: ``replace_documents`` keeps the messages table)."""
+        self._conn.executemany("DELETE FROM messages WHERE key = ?", [(k,) for k in keys])
+
+    @staticmethod
+    def _message(r: dict[str, Any]) -> MessageRow:
+        return MessageRow(
+            r["key"],
+            r["file"],
+            r["message_id"] or "",
+            r["thread"] or "",
+            r["from_addr"] or "",
+            json.loads(r["to_addrs"] or "[]"),
+            json.loads(r["cc_addrs"] or "[]"),
+            r["date"],
+            r["subject"] or "",
+            r["mailbox"] or "",
+            json.loads(r.get("bcc_addrs") or "[]"),
+            r.get("quoted_at"),
+        )
+
+    def message(self, key: str) -> MessageRow | None:
+        """One message by document key."""
+        rows = list(self.db["messages"].rows_where("key = ?", [key]))
+        return self._message(rows[0]) if rows else None
+
+    def thread(self, thread: str) -> list[MessageRow]:
+        """Messages of one thread, oldest first."""
+        return [
+            self._message(r) for r in self.db["messages"].rows_where("thread = ?", [thread], order_by="date")
+        ]
+
+    def from_headers(self, containing: str = "") -> list[tuple[str, int]]:
+        """Distinct From headers of the stored messages with how many each sent (only those
+        containing ``containing``, ASCII case-insensitive), for sender suggestions and filters."""
+        sql = "SELECT from_addr, COUNT(*) FROM messages WHERE from_addr != ''"
+        args: list[Any] = []
+        if containing:
+            sql += " AND from_addr LIKE ? ESCAPE '\\'"
+            args.append("%" + re.sub(r"([%_\\])", r"\\\1", containing) + "%")
+        return [(str(h), int(n)) for h, n in self._conn.execute(sql + " GROUP BY from_addr", args)]
+
+    def mailbox_units(self) -> list[tuple[str, str, int]]:
+        """(mailbox name, unit holding the messages, message count) of the stored messages: a
+        Maildir folder or mbox file per store, an e-mail file per message otherwise."""
+        sql = "SELECT mailbox, file, COUNT(*) FROM messages WHERE mailbox != '' GROUP BY mailbox, file"
+        return [(str(m), str(f), int(n)) for m, f, n in self._conn.execute(sql)]
