@@ -5,7 +5,8 @@ threads. Short calls (ask, document text, the source list, errors, status) go to
 *query* lane; long ones (indexing, adding and removing sources) to the *index* lane, so a
 question is answered while a folder is being indexed. Results come back as Qt signals on
 the GUI thread. The GUI thread never touches the engine, not even to construct it (loading
-the model takes a moment).
+the model takes a moment). What the signals carry is :mod:`app.jobs` (re-exported here); an
+indexing job runs in a child process through :func:`app.indexer_process.run_in_child`.
 """
 
 from __future__ import annotations
@@ -15,83 +16,18 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.jobs import JobOutcome, ModelRebuild, SearchResult, model_rebuild, under_path
 from app.workers import Lane, Throttle
 from engine.common.progress import Cancelled, Progress, RunProgress
 
 log = logging.getLogger(__name__)
 
-#: Seconds an indexing process gets to stop after a cancel before it is terminated.
-CHILD_STOP_S = 10.0
-
-
-@dataclass
-class SearchResult:
-    """What one ``ask`` produced, with the request that produced it."""
-
-    request: int
-    question: str
-    answers: list
-    seconds: float
-    hybrid: bool
-    idf: bool
-    #: The engine's decision for the question as a whole (``engine.search.answers.Answers``): False
-    #: when nothing indexed answers it and ``answers`` are only the closest matches.
-    answered: bool = True
-    #: The quoted phrases no document holds, dropped from the search (``Answers.relaxed``).
-    relaxed: tuple[str, ...] = ()
-    #: The question's words no document holds (``Answers.absent``).
-    absent: tuple[str, ...] = ()
-
-
-@dataclass
-class JobOutcome:
-    """How one index-lane job ended, for the window to report it (``job_finished``).
-
-    ``kind``: ``index``, ``add``, ``exclusions``, ``remove``, ``adapt`` or ``restore``;
-    ``outcome``: ``done``, ``cancelled``, ``failed`` or ``dropped`` (a Stop or a removal
-    dropped it before it started); ``reason``: ``removal`` when a source's removal
-    cancelled it."""
-
-    kind: str
-    path: str | None
-    outcome: str
-    final: Any = None
-    error: str = ""
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class ModelRebuild:
-    """The index was built with another model than the one this app runs (an upgrade from
-    0.3.0, a model chosen in Options): what the window says once while it is rebuilt."""
-
-    old: str  # "sparc-tiny 0.3.0+<digest>"
-    new: str
-    sentences: int  # in the index that answers meanwhile
-
-
-def model_rebuild(status: dict[str, Any]) -> ModelRebuild | None:
-    """A ``ModelRebuild`` when ``Engine.status()`` says the live generation is another
-    model's; None when it is this one's (or nothing is indexed)."""
-    gen = status.get("generation")
-    if not status.get("rebuilding") or gen is None:
-        return None
-    new = f"{status['model']['name']} {status['model']['version']}"
-    if gen["model"] == new:
-        return None  # a building generation of this same model: an ordinary run
-    return ModelRebuild(gen["model"], new, int(status.get("sentences") or 0))
-
-
-def under_path(path: str, root: str) -> bool:
-    """``path`` is ``root`` or inside it (a message of a mail store: ``root#…``)."""
-    root = root.rstrip("/\\") or root
-    return path == root or path.startswith((root + "/", root + "\\", root + "#"))
+__all__ = ["Backend", "JobOutcome", "ModelRebuild", "SearchResult", "model_rebuild", "under_path"]
 
 
 _DROPPED = object()
@@ -246,17 +182,7 @@ class Backend(QObject):
                 return None  # superseded before it started
             t0 = time.perf_counter()
             answers = self.engine.ask(question, top=top, filters=filters, idf=idf, hybrid=hybrid)
-            return SearchResult(
-                req,
-                question,
-                list(answers),
-                time.perf_counter() - t0,
-                hybrid,
-                idf,
-                getattr(answers, "answered", bool(answers)),
-                tuple(getattr(answers, "relaxed", ())),
-                tuple(getattr(answers, "absent", ())),
-            )
+            return SearchResult.of(req, question, answers, time.perf_counter() - t0, hybrid, idf)
 
         def done(result: SearchResult | None) -> None:
             if result is not None and result.request == self._latest_ask:
@@ -454,82 +380,23 @@ class Backend(QObject):
         task: str = "index",
         options: dict[str, Any] | None = None,
     ) -> Any:
-        """``Engine.index`` in a child process (see :mod:`app.indexer_process`); runs on the index lane."""
-        import multiprocessing as mp
-        import queue as queue_mod
-
+        """``Engine.index`` in a child process (see :mod:`app.indexer_process`); runs on the index
+        lane. While it runs, Pause and Stop reach the child through ``_child_pause``."""
         from app import indexer_process
 
-        ctx = mp.get_context("spawn")
-        messages = ctx.Queue()
-        child_cancel, child_pause = ctx.Event(), ctx.Event()
-        self._child_pause = child_pause
-        if self._pause.is_set():
-            child_pause.set()
-        proc = ctx.Process(
-            target=indexer_process.main,
-            args=(
-                self._factory,
-                [str(p) for p in paths] if paths is not None else None,
-                messages,
-                child_cancel,
-                child_pause,
-                task,
-                options,
-            ),
-            name="sparcdesk-indexer",
-            daemon=True,
+        def publish_pause(event: Any) -> None:
+            self._child_pause = event
+
+        return indexer_process.run_in_child(
+            self._factory,
+            paths,
+            task,
+            options,
+            cancel=cancel,
+            pause=self._pause,
+            progress=self.progress.emit,
+            publish_pause=publish_pause,
         )
-        proc.start()
-        final: Any = None
-        error: tuple[str, str] | None = None
-        cancelled_at: float | None = None
-        try:
-            while True:
-                if cancel.is_set() and cancelled_at is None:
-                    child_cancel.set()
-                    child_pause.clear()
-                    cancelled_at = time.monotonic()
-                if (
-                    cancelled_at is not None
-                    and proc.is_alive()
-                    and time.monotonic() - cancelled_at > CHILD_STOP_S
-                ):
-                    log.warning("indexing process did not stop within %.0f s: terminating it", CHILD_STOP_S)
-                    proc.terminate()
-                try:
-                    item = messages.get(timeout=0.1)
-                except queue_mod.Empty:
-                    if proc.is_alive():
-                        continue
-                    try:  # the child may have exited right after its last message
-                        item = messages.get(timeout=0.5)
-                    except queue_mod.Empty:
-                        break
-                kind = item[0]
-                if kind == "progress":
-                    self.progress.emit(item[1])
-                elif kind == "done":
-                    final = item[1]
-                    break
-                elif kind == "error":
-                    error = (item[1], item[2])
-                    break
-        finally:
-            self._child_pause = None
-            proc.join(timeout=CHILD_STOP_S)
-            if proc.is_alive():
-                proc.terminate()
-                proc.join(timeout=2)
-            messages.close()
-        if error is not None:
-            log.error("indexing process failed:\n%s", error[1])
-            raise RuntimeError(error[0])
-        if final is None:
-            if cancel.is_set():
-                return None
-            raise RuntimeError(f"the indexing process ended unexpectedly (exit code {proc.exitcode})")
-        return final
 
     def update_index(self, paths: Sequence[Path] | None = None) -> None:
         """Bring the index up to date with the files of all sources (or of ``paths``)."""

@@ -6,22 +6,30 @@ lock for long enough to make the window stutter (bench/gui_stall.py measured pau
 400 ms). The engine supports a writer in another process (its searcher reloads at each
 ask and sees the writer's commits; the catalog is SQLite in WAL mode), so the app starts
 one child per indexing job with :func:`main`, at a lower CPU priority, and reads progress
-from a queue. A crash in an extractor ends the child, not the window.
+from a queue. A crash in an extractor ends the child, not the window. Both ends of that
+queue are here: :func:`main` in the child, :func:`run_in_child` in the window's process.
 
 Nothing here imports Qt: the child only loads the engine.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.common.progress import Cancelled, Progress, RunProgress
+
+log = logging.getLogger(__name__)
+
+#: Seconds an indexing process gets to stop after a cancel before it is terminated.
+CHILD_STOP_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -130,3 +138,103 @@ def main(
         queue.put(
             ("error", f"{type(exc).__name__}: {text}" if text else type(exc).__name__, traceback.format_exc())
         )
+
+
+def run_in_child(
+    spec: Any,
+    paths: Sequence[Path] | None,
+    task: str,
+    options: dict[str, Any] | None,
+    *,
+    cancel: Any,
+    pause: Any,
+    progress: Callable[[Any], None],
+    publish_pause: Callable[[Any], None],
+) -> Any:
+    """Run :func:`main` (``task`` on ``paths`` with ``options``) in a spawned child process
+    and wait for it; called on the window's index lane. ``cancel`` and ``pause`` are the
+    caller's events: a cancel is passed on to the child (and a child that does not stop
+    within :data:`CHILD_STOP_S` is terminated); ``pause`` as it is at the start, after which
+    ``publish_pause`` gets the child's own pause event (None once it has ended) for the
+    caller to set and clear. Each progress message goes to ``progress``. Returns the
+    child's final result (None when cancelled before it had one); raises RuntimeError with
+    the child's message when it failed or died."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    messages = ctx.Queue()
+    child_cancel, child_pause = ctx.Event(), ctx.Event()
+    publish_pause(child_pause)
+    if pause.is_set():
+        child_pause.set()
+    proc = ctx.Process(
+        target=main,
+        args=(
+            spec,
+            [str(p) for p in paths] if paths is not None else None,
+            messages,
+            child_cancel,
+            child_pause,
+            task,
+            options,
+        ),
+        name="sparcdesk-indexer",
+        daemon=True,
+    )
+    proc.start()
+    try:
+        final, error = _follow_child(proc, messages, cancel, child_cancel, child_pause, progress)
+    finally:
+        publish_pause(None)
+        proc.join(timeout=CHILD_STOP_S)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(timeout=2)
+        messages.close()
+    if error is not None:
+        log.error("indexing process failed:\n%s", error[1])
+        raise RuntimeError(error[0])
+    if final is None:
+        if cancel.is_set():
+            return None
+        raise RuntimeError(f"the indexing process ended unexpectedly (exit code {proc.exitcode})")
+    return final
+
+
+def _follow_child(
+    proc: Any, messages: Any, cancel: Any, child_cancel: Any, child_pause: Any, progress: Callable[[Any], None]
+) -> tuple[Any, tuple[str, str] | None]:
+    """Read the child's messages until it is done, has failed or is gone: ``(final, None)``
+    or ``(None, (message, traceback))``."""
+    import queue as queue_mod
+
+    final: Any = None
+    error: tuple[str, str] | None = None
+    cancelled_at: float | None = None
+    while True:
+        if cancel.is_set() and cancelled_at is None:
+            child_cancel.set()
+            child_pause.clear()
+            cancelled_at = time.monotonic()
+        if cancelled_at is not None and proc.is_alive() and time.monotonic() - cancelled_at > CHILD_STOP_S:
+            log.warning("indexing process did not stop within %.0f s: terminating it", CHILD_STOP_S)
+            proc.terminate()
+        try:
+            item = messages.get(timeout=0.1)
+        except queue_mod.Empty:
+            if proc.is_alive():
+                continue
+            try:  # the child may have exited right after its last message
+                item = messages.get(timeout=0.5)
+            except queue_mod.Empty:
+                break
+        kind = item[0]
+        if kind == "progress":
+            progress(item[1])
+        elif kind == "done":
+            final = item[1]
+            break
+        elif kind == "error":
+            error = (item[1], item[2])
+            break
+    return final, error

@@ -10,9 +10,9 @@ from typing import Any
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QMessageBox
 
-from app.backend import JobOutcome
 from app.controllers.base import Controller
 from app.format import format_count, rebuild_notice
+from app.jobs import JobOutcome
 from app.views.main_window import ADAPT_TIP
 
 #: Masked-LM steps of "Adapt to my documents" (SPARC.md §3 default); tests lower it.

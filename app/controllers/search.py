@@ -8,8 +8,8 @@ from typing import Any
 
 from PySide6.QtCore import QTimer
 
-from app.backend import SearchResult
 from app.controllers.base import Controller
+from app.jobs import SearchResult
 from app.welcome import sample_questions
 from engine.search.query import absent_notice, relaxed_notice
 
