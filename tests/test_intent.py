@@ -224,3 +224,25 @@ def test_an_asked_for_header_line_counts_as_an_answer_when_its_message_is_about_
             assert not e.ask(question, settings=replace(strict, field_answered=False)).answered, question
         plain = e.ask("What did the recipients approve?", settings=strict)
         assert plain and not plain.answered and not plain[0].best.field
+
+
+def test_a_question_in_another_language_is_decided_by_the_words_its_document_holds(tmp_path: Path) -> None:
+    """The no-answer decision for a non-English question (issue 37): the English model's match
+    says little there, the share of the question's words the first document holds decides;
+    an English question keeps the match (an impossible threshold refuses it)."""
+    from engine.search.settings import SearchSettings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "nota.txt").write_text(
+        "A biblioteca central da universidade abre às oito horas e fecha às vinte e duas horas.\n", encoding="utf-8"
+    )
+    (docs / "note.txt").write_text("The central library opens at eight and closes at ten at night.\n", encoding="utf-8")
+    strict = SearchSettings(answer_match=0.99)
+    with Engine(home=tmp_path / "home", threads=1) as e:
+        e.index([docs])
+        asked = e.ask("A que horas abre a biblioteca central da universidade?", settings=strict)
+        assert parse("A que horas abre a biblioteca central da universidade?").language == "pt"
+        assert asked.answered and Path(asked[0].path).name == "nota.txt"
+        assert not e.ask("A que horas abre a biblioteca?", settings=replace(strict, foreign_coverage=None)).answered
+        assert not e.ask("When does the central library open?", settings=strict).answered

@@ -56,19 +56,33 @@ def decide(
     ceiling = index.max_score(mqids, idf=True, tokens=settings.answer_tokens) if mqids else 0.0
     answers.match = sparc_top / ceiling if sparc_top is not None and ceiling > 0 else 0.0
     about = answers.coverage >= settings.answer_coverage
-    answers.answered = about and (answers.match >= answer_match(query, settings) or _shows_what_is_asked(answers, intent, settings))
+    matched = answers.match >= answer_match(query, settings)
+    if settings.field_answered and intent.address_of:
+        # an address question is answered exactly when an answer shows the person's address:
+        # a name no header holds whole ("What is the email address of <a stranger>?") is not,
+        # whatever its words match
+        answers.answered = about and address_shown(answers[0].best.sentence, intent.address_of) > 0
+        return
+    if intent.language != "en" and settings.foreign_coverage is not None:
+        # the model reads English: its match with a question in another language says little
+        # (on Portuguese notes it was as high for questions no file answers as for answerable
+        # ones, bench.no_answer); what the first document holds of the question's words decides
+        answers.answered = answers.coverage >= settings.foreign_coverage
+        return
+    answers.answered = about and (matched or _header_answers(answers, intent, settings))
 
 
-def _shows_what_is_asked(answers: Answers, intent: QuestionIntent, settings: SearchSettings) -> bool:
-    """The first answer is what a field or address question asks for: the asked-for header
-    line of a message about the question's words ("Who received the budget mail?" -> its To
-    line), or a line showing the person's address. The match measures whether a sentence
-    means what is asked; a header line answers by what it is, and its SPARC match with the
-    question's few content words is low (issue 37: the no-answer banner stood above right
-    To lines). A switch of ``SearchSettings`` (``field_answered``)."""
-    if not settings.field_answered:
+#: The share of a field question's words its message must hold for its header line to count
+#: as an answer without the match.
+FULL_COVERAGE = 0.99
+
+
+def _header_answers(answers: Answers, intent: QuestionIntent, settings: SearchSettings) -> bool:
+    """The first answer is the header line a field question asks for ("Who received the budget
+    mail?" -> its To line) of a message that holds every word the question names. The match
+    measures whether a sentence means what is asked; a header line answers by what it is, and
+    its SPARC match with the question's few content words is low (issue 37: the no-answer
+    banner stood above right To lines). A switch of ``SearchSettings`` (``field_answered``)."""
+    if not settings.field_answered or not intent.field:
         return False
-    best = answers[0].best
-    if intent.field and best.field == intent.field:
-        return True
-    return bool(intent.address_of) and address_shown(best.sentence, intent.address_of) > 0
+    return answers[0].best.field == intent.field and answers.coverage >= FULL_COVERAGE
