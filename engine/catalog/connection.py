@@ -15,6 +15,17 @@ import sqlite_utils
 
 from engine.home.paths import STORE_MARK, from_store, to_store
 
+# The catalog writes through sqlite-utils' table helpers inside its own ``BEGIN IMMEDIATE``
+# transactions: sqlite-utils 4 runs a helper inside an open transaction as a SAVEPOINT of
+# it, sqlite-utils 3 commits it (``with conn:``), which would end the transaction halfway
+# (measured with 4.2.1 and 3.38; docs/ARCHITECTURE.md, "sqlite-utils"). ``Database.atomic``
+# came with that change.
+if not hasattr(sqlite_utils.Database, "atomic"):
+    raise ImportError(
+        "sparcdesk's catalog needs sqlite-utils 4 or newer (its write helpers join an open"
+        " transaction; sqlite-utils 3's commit it): pip install 'sqlite-utils>=4'"
+    )
+
 
 def _store_params(params: Any) -> Any:
     """Parameters with every ``str`` in its stored form (see :func:`engine.home.paths.to_store`)."""

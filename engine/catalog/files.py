@@ -26,19 +26,14 @@ class SourcesAndFiles(CatalogConnection):
         """Register a source (idempotent by path; updates ``exclude``); returns its id."""
         if kind not in SOURCE_KINDS:
             raise ValueError(f"source kind must be one of {SOURCE_KINDS}")
+        sources = self.db["sources"]
         with self.transaction():
-            row = self._conn.execute("SELECT id FROM sources WHERE path = ?", (path,)).fetchone()
+            row = next(sources.rows_where("path = ?", [path], select="id"), None)
             if row:
-                self._conn.execute(
-                    "UPDATE sources SET kind = ?, exclude = ? WHERE id = ?",
-                    (kind, json.dumps(list(exclude)), row[0]),
-                )
-                return int(row[0])
-            cur = self._conn.execute(
-                "INSERT INTO sources (path, kind, added, exclude) VALUES (?, ?, ?, ?)",
-                (path, kind, now_iso(), json.dumps(list(exclude))),
-            )
-            return int(cur.lastrowid or 0)
+                sources.update(row["id"], {"kind": kind, "exclude": json.dumps(list(exclude))})
+                return int(row["id"])
+            new = {"path": path, "kind": kind, "added": now_iso(), "exclude": json.dumps(list(exclude))}
+            return int(sources.insert(new).last_pk or 0)
 
     def sources(self) -> list[Source]:
         """All sources, by id."""
@@ -66,13 +61,11 @@ class SourcesAndFiles(CatalogConnection):
         """Forget a source, its files, documents and messages; returns the document keys to
         delete from the index."""
         with self.transaction():
-            paths = [
-                r[0] for r in self._conn.execute("SELECT path FROM files WHERE source_id = ?", (source_id,))
-            ]
+            paths = [r["path"] for r in self.db["files"].rows_where("source_id = ?", [source_id], select="path")]
             keys: list[str] = []
             for p in paths:
                 keys += self._forget_file(p)
-            self._conn.execute("DELETE FROM sources WHERE id = ?", (source_id,))
+            self.db["sources"].delete_where("id = ?", [source_id])
         return keys
 
     # ---- files
@@ -152,7 +145,7 @@ class SourcesAndFiles(CatalogConnection):
         """Set failed files back to pending; returns their paths."""
         where, args = self._where(source_id, "error")
         with self.transaction():
-            paths = [r[0] for r in self._conn.execute(f"SELECT path FROM files WHERE {where}", args)]
+            paths = [r["path"] for r in self.db["files"].rows_where(where, args, select="path")]
             self._conn.execute(f"UPDATE files SET status = 'pending' WHERE {where}", args)
         return paths
 
@@ -234,10 +227,7 @@ class SourcesAndFiles(CatalogConnection):
 
     def files_in_generation(self, generation_id: int) -> int:
         """Files whose last indexing went into ``generation_id`` (a rebuild's progress)."""
-        row = self._conn.execute(
-            "SELECT COUNT(*) FROM files WHERE generation = ?", (generation_id,)
-        ).fetchone()
-        return int(row[0])
+        return self.db["files"].count_where("generation = ?", [generation_id])
 
     def counts_per_source(self) -> dict[int, dict[str, int]]:
         """:meth:`counts` for every source."""
@@ -250,37 +240,36 @@ class SourcesAndFiles(CatalogConnection):
         if not paths:
             return {}
         marks = ", ".join("?" * len(paths))
-        rows = self.db.execute(
-            f"SELECT path, content_hash FROM files WHERE path IN ({marks}) AND content_hash IS NOT NULL", paths
-        ).fetchall()
-        return {path: h for path, h in rows}
+        rows = self.db["files"].rows_where(
+            f"path IN ({marks}) AND content_hash IS NOT NULL", paths, select="path, content_hash"
+        )
+        return {r["path"]: r["content_hash"] for r in rows}
 
     def merge_source(self, inner: int, into: int) -> None:
         """Source ``inner`` (a folder inside ``into``) becomes part of ``into``: its files
         move over (indexed as they are) and its row goes."""
         with self.transaction():
             self._conn.execute("UPDATE files SET source_id = ? WHERE source_id = ?", [into, inner])
-            self._conn.execute("DELETE FROM sources WHERE id = ?", [inner])
+            self.db["sources"].delete_where("id = ?", [inner])
 
     def file_errors(self) -> list[tuple[str, str, str, str]]:
         """``(path, last_error, indexed_at, status)`` of every file with a reason, by path."""
-        return [
-            (p, e, w or "", st)
-            for p, e, w, st in self._conn.execute(
-                "SELECT path, last_error, indexed_at, status FROM files WHERE last_error IS NOT NULL ORDER BY path"
-            ).fetchall()
-        ]
+        rows = self.db["files"].rows_where(
+            "last_error IS NOT NULL", select="path, last_error, indexed_at, status", order_by="path"
+        )
+        return [(r["path"], r["last_error"], r["indexed_at"] or "", r["status"]) for r in rows]
 
     def count_unreadable(self, skipped_prefix: str, source_id: int | None = None) -> int:
         """Files that could not be read: status ``error``, not a format skipped on purpose
         (``skipped_prefix``; a link to a FIFO is recorded as an error row that is skipped)."""
         where, args = self._where(source_id, "error")
-        sql = f"SELECT COUNT(*) FROM files WHERE {where} AND COALESCE(last_error, '') NOT LIKE ?"
-        return int(self._conn.execute(sql, [*args, skipped_prefix + "%"]).fetchone()[0])
+        return self.db["files"].count_where(
+            f"{where} AND COALESCE(last_error, '') NOT LIKE ?", [*args, skipped_prefix + "%"]
+        )
 
     def count_errors_starting(self, prefix: str) -> int:
         """How many files have a ``last_error`` that starts with ``prefix``."""
-        return int(self._conn.execute("SELECT COUNT(*) FROM files WHERE last_error LIKE ?", [prefix + "%"]).fetchone()[0])
+        return self.db["files"].count_where("last_error LIKE ?", [prefix + "%"])
 
     def move_files_to_generation(self, generation: int, from_generation: int, indexed_before: str) -> None:
         """Files of ``from_generation`` indexed at or before ``indexed_before`` are in

@@ -41,13 +41,15 @@ class Generations(CatalogConnection):
 
     def create_generation(self, model_name: str, model_version: str, index_dir: str) -> int:
         """Start building a new generation; returns its id."""
+        row = {
+            "model_name": model_name,
+            "model_version": model_version,
+            "created": now_iso(),
+            "status": "building",
+            "index_dir": index_dir,
+        }
         with self.transaction():
-            cur = self._conn.execute(
-                """INSERT INTO generations (model_name, model_version, created, status, index_dir)
-                   VALUES (?, ?, ?, 'building', ?)""",
-                (model_name, model_version, now_iso(), index_dir),
-            )
-            return int(cur.lastrowid or 0)
+            return int(self.db["generations"].insert(row).last_pk or 0)
 
     def generations(self) -> list[Generation]:
         """All generations, oldest first."""
@@ -68,10 +70,7 @@ class Generations(CatalogConnection):
         transaction (a crash leaves either the old or the new one active, never none or
         two). Returns the generation that was active before."""
         with self.transaction():
-            row = self._conn.execute(
-                "SELECT status FROM generations WHERE id = ?", (generation_id,)
-            ).fetchone()
-            if row is None:
+            if not self.db["generations"].count_where("id = ?", [generation_id]):
                 raise KeyError(f"no generation {generation_id}")
             previous = self.active_generation()
             if previous is not None and previous.id == generation_id:

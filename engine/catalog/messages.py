@@ -61,8 +61,7 @@ class DocumentsAndMessages(CatalogConnection):
         if not subjects:
             return []
         marks = ", ".join("?" * len(subjects))
-        rows = self.db.execute(f"SELECT key FROM messages WHERE lower(subject) IN ({marks})", subjects).fetchall()
-        return [r[0] for r in rows]
+        return [r["key"] for r in self.db["messages"].rows_where(f"lower(subject) IN ({marks})", subjects, select="key")]
 
     def upsert_messages(self, messages: Sequence[MessageRow]) -> None:
         """Insert or replace e-mail header rows."""

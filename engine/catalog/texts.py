@@ -32,21 +32,21 @@ class TextStore:
         rows = list(rows)
         if not rows:
             return
-        ex = self.db.conn.executemany
-        ex(
-            "INSERT OR REPLACE INTO doc_texts (key, unit, digest, text) VALUES (?, ?, ?, ?)",
-            [(k, u, d, zlib.compress(t.encode("utf-8", "surrogatepass"), 6)) for u, k, d, t in rows],
+        texts = (
+            {"key": k, "unit": u, "digest": d, "text": zlib.compress(t.encode("utf-8", "surrogatepass"), 6)}
+            for u, k, d, t in rows
         )
-        ex("INSERT OR IGNORE INTO index_journal (unit, key) VALUES (?, ?)", [(u, k) for u, k, _, _ in rows])
+        self.db["doc_texts"].insert_all(texts, replace=True)
+        self.journal_keys((u, k) for u, k, _, _ in rows)
 
     def journal_keys(self, rows: Iterable[tuple[str, str]]) -> None:
         """``(unit, key)`` rows into the journal alone: documents the index holds that the
         catalog is forgetting (a removed source, ``Engine.remove_source``)."""
-        self.db.conn.executemany("INSERT OR IGNORE INTO index_journal (unit, key) VALUES (?, ?)", list(rows))
+        self.db["index_journal"].insert_all(({"unit": u, "key": k} for u, k in rows), ignore=True)
 
     def keys(self) -> set[str]:
         """The key of every document with a stored text."""
-        return {r[0] for r in self.db.execute("SELECT key FROM doc_texts").fetchall()}
+        return {r["key"] for r in self.db["doc_texts"].rows_where(select="key")}
 
     def keys_and_kinds(self) -> list[tuple[str, str]]:
         """``(key, kind)`` of every stored text, in the order they were stored."""
@@ -59,13 +59,13 @@ class TextStore:
 
     def clear_all_journals(self) -> None:
         """Forget the whole journal (its index is gone: every unit is re-read anyway)."""
-        self.db.execute("DELETE FROM index_journal")
+        self.db["index_journal"].delete_where()
 
     def text(self, key: str) -> str | None:
-        row = self.db.execute("SELECT text FROM doc_texts WHERE key = ?", [key]).fetchone()
+        row = next(self.db["doc_texts"].rows_where("key = ?", [key], select="text"), None)
         if row is None:
             return None
-        return zlib.decompress(row[0]).decode("utf-8", "surrogatepass")
+        return zlib.decompress(row["text"]).decode("utf-8", "surrogatepass")
 
     def digests(self, unit: str) -> dict[str, str]:
         return dict(self.db.execute("SELECT key, digest FROM doc_texts WHERE unit = ?", [unit]).fetchall())
