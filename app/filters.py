@@ -60,8 +60,20 @@ class FilterPanel(QScrollArea):
         inner = QWidget()
         layout = QVBoxLayout(inner)
         layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(self._folder_box())
+        layout.addWidget(self._kinds_box())
+        layout.addWidget(self._dates_box())
+        layout.addWidget(self._mail_box())
 
-        # folder
+        self.reset_btn = QPushButton("&Reset filters")
+        self.reset_btn.clicked.connect(self.reset)
+        layout.addWidget(self.reset_btn)
+        layout.addStretch(1)
+        self.setWidget(inner)
+        self.setMinimumWidth(inner.minimumSizeHint().width() + 16)  # + the vertical scroll bar
+
+    def _folder_box(self) -> QGroupBox:
+        """The folder a document must be under."""
         box = QGroupBox("&Folder")
         self.folder = QComboBox()
         self.folder.setObjectName("folderFilter")
@@ -70,9 +82,10 @@ class FilterPanel(QScrollArea):
         self.folder.addItem(OTHER_FOLDER, "__other__")
         self.folder.activated.connect(self._folder_activated)
         QVBoxLayout(box).addWidget(self.folder)
-        layout.addWidget(box)
+        return box
 
-        # kinds
+    def _kinds_box(self) -> QGroupBox:
+        """The file types, with All / Documents / Mail."""
         box = QGroupBox("File &type")
         grid = QGridLayout(box)
         grid.setVerticalSpacing(2)
@@ -100,9 +113,10 @@ class FilterPanel(QScrollArea):
             b.setMinimumWidth(b.fontMetrics().horizontalAdvance(b.text()) + 16)  # narrow windows
             row.addWidget(b)
         grid.addLayout(row, len(KIND_LABELS), 0)
-        layout.addWidget(box)
+        return box
 
-        # dates: a preset, or a range typed (a year, a month or a day) or picked
+    def _dates_box(self) -> QGroupBox:
+        """Dates: a preset, or a range typed (a year, a month or a day) or picked."""
         box = QGroupBox("&Date")
         grid = QGridLayout(box)
         self.date_preset = QComboBox()
@@ -129,9 +143,10 @@ class FilterPanel(QScrollArea):
         grid.addWidget(self.date_to, 2, 1)
         grid.addWidget(self.date_error, 3, 0, 1, 2)
         grid.setColumnStretch(1, 1)
-        layout.addWidget(box)
+        return box
 
-        # mail
+    def _mail_box(self) -> QGroupBox:
+        """E-mail: the sender (part of a name or address, suggested) and the mailbox."""
         box = QGroupBox("&E-mail")
         grid = QGridLayout(box)
         self.sender = QLineEdit()
@@ -172,14 +187,7 @@ class FilterPanel(QScrollArea):
         grid.addWidget(QLabel("Mailbox"), 1, 0)
         grid.addWidget(self.mailbox, 1, 1)
         grid.setColumnStretch(1, 1)
-        layout.addWidget(box)
-
-        self.reset_btn = QPushButton("&Reset filters")
-        self.reset_btn.clicked.connect(self.reset)
-        layout.addWidget(self.reset_btn)
-        layout.addStretch(1)
-        self.setWidget(inner)
-        self.setMinimumWidth(inner.minimumSizeHint().width() + 16)  # + the vertical scroll bar
+        return box
 
     # ------------------------------------------------------------------ folder
 

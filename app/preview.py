@@ -93,6 +93,18 @@ class PreviewPane(QWidget):
         #: when the refreshed text arrives.
         self._keep_place: tuple[int, int] | None = None
 
+        head = self._build_header()
+        bar = self._build_bar()
+        self._build_text()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 0)
+        layout.addLayout(head)
+        layout.addLayout(bar)
+        layout.addWidget(self.text, 1)
+        self.clear()
+
+    def _build_header(self) -> QHBoxLayout:
+        """The file icon, the title and the meta line beside it."""
         self.icon = QLabel()
         self.icon.setFixedSize(32, 32)
         self.title = QLabel()
@@ -110,6 +122,17 @@ class PreviewPane(QWidget):
         self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.meta.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
 
+        head = QHBoxLayout()
+        head.addWidget(self.icon, 0, Qt.AlignmentFlag.AlignTop)
+        titles = QVBoxLayout()
+        titles.setSpacing(2)
+        titles.addWidget(self.title)
+        titles.addWidget(self.meta)
+        head.addLayout(titles, 1)
+        return head
+
+    def _build_bar(self) -> QHBoxLayout:
+        """Previous / next hit, the hit count, Open and Show in folder."""
         style = self.style()
         self.prev_btn = self._button(
             "Previous hit", style.standardIcon(QStyle.StandardPixmap.SP_ArrowUp), "Shift+F3"
@@ -131,6 +154,17 @@ class PreviewPane(QWidget):
         self.open_btn.clicked.connect(lambda: self.answer and self.open_requested.emit(self.answer.path))
         self.reveal_btn.clicked.connect(lambda: self.answer and self.reveal_requested.emit(self.answer.path))
 
+        bar = QHBoxLayout()
+        bar.addWidget(self.prev_btn)
+        bar.addWidget(self.next_btn)
+        bar.addWidget(self.hit_label)
+        bar.addStretch(1)
+        bar.addWidget(self.open_btn)
+        bar.addWidget(self.reveal_btn)
+        return bar
+
+    def _build_text(self) -> None:
+        """The document's text, read-only."""
         self.text = QPlainTextEdit()
         self.text.setObjectName("previewText")
         self.text.setReadOnly(True)
@@ -143,29 +177,6 @@ class PreviewPane(QWidget):
         body.setPointSizeF(body.pointSizeF() * 1.05)
         self.text.setFont(body)
         self.text.document().setDocumentMargin(10)
-
-        head = QHBoxLayout()
-        head.addWidget(self.icon, 0, Qt.AlignmentFlag.AlignTop)
-        titles = QVBoxLayout()
-        titles.setSpacing(2)
-        titles.addWidget(self.title)
-        titles.addWidget(self.meta)
-        head.addLayout(titles, 1)
-
-        bar = QHBoxLayout()
-        bar.addWidget(self.prev_btn)
-        bar.addWidget(self.next_btn)
-        bar.addWidget(self.hit_label)
-        bar.addStretch(1)
-        bar.addWidget(self.open_btn)
-        bar.addWidget(self.reveal_btn)
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 0)
-        layout.addLayout(head)
-        layout.addLayout(bar)
-        layout.addWidget(self.text, 1)
-        self.clear()
 
     #: Narrower than this, Open and Show in folder show their icons only (tooltips keep the words).
     COMPACT_WIDTH = 330
