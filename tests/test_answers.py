@@ -22,6 +22,7 @@ from test_search import sample_home
 import engine.indexer.prepare as prepare
 import engine.indexer.run as run
 import engine.ingest.mail as mail_ingest
+import engine.ingest.mailheaders as mailheaders
 import engine.search.answers as search
 import engine.search.choice
 from engine.api.facade import Engine
@@ -763,8 +764,8 @@ def test_an_index_from_before_cut_recipient_lists_is_upgraded(tmp_path, monkeypa
     (src / "plain.txt").write_text("The lighthouse keeper logs every passing ship by name.\n", encoding="utf-8")
     home = tmp_path / "home"
     with monkeypatch.context() as m:  # the indexer as it was: one To line, records "3"
-        m.setattr(mail_ingest, "PEOPLE_PER_LINE", 10_000)
-        m.setattr(mail_ingest, "LINE_CHARS", 1_000_000)
+        m.setattr(mailheaders, "PEOPLE_PER_LINE", 10_000)  # cut_list's limits (issue 40: moved there)
+        m.setattr(mailheaders, "LINE_CHARS", 1_000_000)
         m.setattr(prepare, "RECORDS_VERSION", "3")
         m.setattr(run, "RECORDS_VERSION", "3")
         indexed(home, src).close()

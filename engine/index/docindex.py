@@ -31,7 +31,7 @@ from pathlib import Path
 import tantivy
 
 from engine.home.paths import display, from_store, to_store, write_json_atomic
-from engine.ingest.mail import RECIPIENT_FIELDS, cut_list, people_of
+from engine.ingest.mailheaders import RECIPIENT_FIELDS, cut_list, people_of
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def add_filter_fields(sb: tantivy.SchemaBuilder) -> None:
 
 def mail_header_lines(fields: Mapping[str, str]) -> list[tuple[str, str]]:
     """The header lines of a message that a person searches by: ``(field, "From: ...")``;
-    a long To, Cc or Bcc list as several lines (``engine.ingest.mail.cut_list``)."""
+    a long To, Cc or Bcc list as several lines (``engine.ingest.mailheaders.cut_list``)."""
     out: list[tuple[str, str]] = []
     for name, label in (("from", "From"), ("to", "To"), ("cc", "Cc"), ("bcc", "Bcc"), ("subject", "Subject")):
         value = " ".join((fields.get(name) or "").split())

@@ -15,7 +15,7 @@ from engine.home.paths import display
 from engine.index.docindex import DocumentText, mail_header_lines
 from engine.index.sentences import SentenceRecord, folder_terms
 from engine.ingest.documents import Document, ExtractionError
-from engine.ingest.mail import QUOTED_AT, RECIPIENT_FIELDS, addresses, sender_address
+from engine.ingest.mailheaders import QUOTED_AT, RECIPIENT_FIELDS, addresses, sender_address
 from engine.ingest.segment import Span, passages_of
 
 #: What a document becomes in the index. A new value re-reads every file on the next run
