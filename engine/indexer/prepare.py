@@ -146,7 +146,6 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
     if doc.kind == "email":
         mail[doc.key] = f
     sender = sender_address(origin.get("from", ""))
-    recipients = [a for name in RECIPIENT_FIELDS for a in addresses(origin.get(name, ""))]
     date = iso_to_epoch(f.get("date") or origin.get("date"))
     # What every record of the document carries (display and filter fields).
     common: dict[str, Any] = {
@@ -156,78 +155,88 @@ def prepare(doc: Document, mail: dict[str, dict[str, str]]) -> PreparedDoc:
         "kind": doc.kind,
         "date": date,
         "sender": sender,
-        "recipients": recipients,
+        "recipients": [a for name in RECIPIENT_FIELDS for a in addresses(origin.get(name, ""))],
         "subject": origin.get("subject", ""),
         "mailbox": origin.get("mailbox", ""),
     }
-    sentences: list[str] = []
-    contexts: list[str] = []
-    records: list[SentenceRecord] = []
-    groups: list[int] = []
-    position = 0
-    notes: list[str] = []
-    passages = passages_of(doc.text, doc.kind, notes)
+    out = PreparedDoc(doc, "", [], [], [])
+    passages = passages_of(doc.text, doc.kind, out.notes)
     quoted_at = _quoted_at(doc)
     n = sum(len(p) for p in passages)
     if n > MAX_SENTENCES:
         raise ExtractionError(doc.key, f"too many sentences ({n:,} > {MAX_SENTENCES:,} limit): skipped")
-    for number, passage in enumerate(passages):
-        p_start, p_end = passage[0].start, passage[-1].end
-        passage_text = doc.text[p_start:p_end]
-        for i, span in enumerate(passage):
-            groups.append(number)
-            sentences.append(span.text)
-            contexts.append(_context(passage, i))
-            rec = SentenceRecord(
-                text=span.text,
-                start=span.start,
-                end=span.end,
-                position=position,
-                passage=passage_text,
-                passage_start=p_start,
-                passage_end=p_end,
-                quoted=span.start >= quoted_at,
-                **common,
-            )
-            records.append(rec)
-            position += 1
+    _add_text(out, passages, common, quoted_at)
     header = mail_header_lines(f) if doc.kind == "email" else []
     if has_name_line(doc):
         # A file is found by its name, also when its content is not read (an unsupported
         # format, a damaged file: then this line is all it has). Shown as its name, it only
         # answers when no other sentence of the file matches (engine.search.answers.is_heading_record).
         header = [("name", display(file_name(doc)))]
-    if records or header:
-        # A message's header lines are sentences too, so a question about a person finds
-        # the messages they sent or received and can be answered by the line itself
-        # ("From: Ann Lee <ann.lee@x.org>"). Each is encoded alone: the model pools over the
-        # context's positions too, so the other lines as context would give every line the
-        # names of all the others.
-        for name, line in header:
-            groups.append(len(passages) + len(groups))  # a passage of its own
-            sentences.append(line)
-            contexts.append("")
-            records.append(SentenceRecord(text=line, position=position, passage=line, field=name, **common))
-            position += 1
-    whole = None
-    if records:
-        head = [x for _, x in header] if header and doc.kind == "email" else [doc.title, Path(doc.path).name]
-        whole = DocumentText(
-            doc_key=doc.key,
-            # a reply's quoted history is not its own: the document ranks by what it says
-            body="\n".join([*head, doc.text[:quoted_at]]),
-            folders=tuple(folder_terms(doc.path)) if doc.path else (),
-            kind=doc.kind,
-            date=date,
-            sender=sender,
-            mailbox=origin.get("mailbox", ""),
-            from_text=origin.get("from", ""),
-            to_text=" ".join(x for x in (origin.get(name, "") for name in RECIPIENT_FIELDS) if x),
-            subject=origin.get("subject", ""),
-            name=file_name(doc) if doc.path and doc.kind != "email" else "",
-        )
-    digest = document_digest(doc, records_of(doc, header if doc.kind == "email" else None))
-    return PreparedDoc(doc, digest, sentences, contexts, records, whole, passages=groups, notes=notes)
+    if out.records or header:
+        _add_header(out, header, len(passages), common)
+    if out.records:
+        out.whole = _whole_text(doc, origin, header, quoted_at, common)
+    out.digest = document_digest(doc, records_of(doc, header if doc.kind == "email" else None))
+    return out
+
+
+def _add_text(out: PreparedDoc, passages: list[list[Span]], common: dict[str, Any], quoted_at: int) -> None:
+    """A record per sentence of the document's text, passage by passage."""
+    doc = out.doc
+    for number, passage in enumerate(passages):
+        p_start, p_end = passage[0].start, passage[-1].end
+        passage_text = doc.text[p_start:p_end]
+        for i, span in enumerate(passage):
+            out.passages.append(number)
+            out.sentences.append(span.text)
+            out.contexts.append(_context(passage, i))
+            rec = SentenceRecord(
+                text=span.text,
+                start=span.start,
+                end=span.end,
+                position=len(out.records),
+                passage=passage_text,
+                passage_start=p_start,
+                passage_end=p_end,
+                quoted=span.start >= quoted_at,
+                **common,
+            )
+            out.records.append(rec)
+
+
+def _add_header(out: PreparedDoc, header: list[tuple[str, str]], passages: int, common: dict[str, Any]) -> None:
+    """A message's header lines (or a file's name line) after its text, each a passage of its own.
+
+    A message's header lines are sentences too, so a question about a person finds the
+    messages they sent or received and can be answered by the line itself ("From: Ann Lee
+    <ann.lee@x.org>"). Each is encoded alone: the model pools over the context's positions
+    too, so the other lines as context would give every line the names of all the others."""
+    for name, line in header:
+        out.passages.append(passages + len(out.passages))  # a passage of its own
+        out.sentences.append(line)
+        out.contexts.append("")
+        out.records.append(SentenceRecord(text=line, position=len(out.records), passage=line, field=name, **common))
+
+
+def _whole_text(
+    doc: Document, origin: dict[str, str], header: list[tuple[str, str]], quoted_at: int, common: dict[str, Any]
+) -> DocumentText:
+    """The whole document for the document-level BM25 index, its header lines first."""
+    head = [x for _, x in header] if header and doc.kind == "email" else [doc.title, Path(doc.path).name]
+    return DocumentText(
+        doc_key=doc.key,
+        # a reply's quoted history is not its own: the document ranks by what it says
+        body="\n".join([*head, doc.text[:quoted_at]]),
+        folders=tuple(folder_terms(doc.path)) if doc.path else (),
+        kind=doc.kind,
+        date=common["date"],
+        sender=common["sender"],
+        mailbox=origin.get("mailbox", ""),
+        from_text=origin.get("from", ""),
+        to_text=" ".join(x for x in (origin.get(name, "") for name in RECIPIENT_FIELDS) if x),
+        subject=origin.get("subject", ""),
+        name=file_name(doc) if doc.path and doc.kind != "email" else "",
+    )
 
 
 #: The context of a sentence is cut to this many characters: the encoder reads at most

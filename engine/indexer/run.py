@@ -27,7 +27,9 @@ change?") live in two tables of the catalog database (:class:`engine.catalog.tex
 The stages of a run live beside this module: :mod:`engine.indexer.scan` (what changed),
 :mod:`engine.indexer.produce` (the extraction thread), :mod:`engine.indexer.prepare` (a
 Document as sentences and records), :mod:`engine.indexer.commit` (the commit),
-:mod:`engine.indexer.progress` (what a run reports).
+:mod:`engine.indexer.progress` (what a run reports), and what the run does with each unit and
+its documents, :mod:`engine.indexer.units` (the :class:`~engine.indexer.units.UnitWork` part of
+:class:`Indexer`).
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from engine.catalog.store import Catalog, DocumentRow, Generation
@@ -49,13 +50,13 @@ from engine.home import diskspace
 from engine.home.paths import Layout
 from engine.index.docindex import DocumentText
 from engine.index.quantize import fit_quantizer
-from engine.index.sentences import META_FILE, SentenceIndex, SentenceRecord
+from engine.index.sentences import META_FILE, SentenceIndex
 from engine.indexer.commit import Committer
-from engine.indexer.prepare import RECORDS_VERSION, PreparedDoc, document_digest, has_name_line, message_row
+from engine.indexer.prepare import RECORDS_VERSION, PreparedDoc, document_digest, has_name_line
 from engine.indexer.produce import drain, produce
 from engine.indexer.progress import RunResult
 from engine.indexer.scan import Job, Target, scan
-from engine.ingest.documents import SKIPPED_PREFIX, ExtractionError, UnsupportedFormat
+from engine.indexer.units import UnitWork, _Pending
 from engine.model.bundle import ModelIdentity
 from engine.model.encoder import DEFAULT_BATCH, SparseEncoder
 from engine.model.sparse import SparseVector
@@ -75,19 +76,7 @@ BATCH_SIZE = DEFAULT_BATCH  # see engine.model.encoder
 FLUSH_SENTENCES = 128
 
 
-@dataclass
-class _Pending:
-    job: Job
-    record: SentenceRecord
-    sentence: str
-    context: str
-    passage: int = 0  # PreparedDoc.passages
-
-
-# --------------------------------------------------------------------------- the indexer
-
-
-class Indexer:
+class Indexer(UnitWork):
     """One indexing run against one catalog and one index generation.
 
     ``encoder`` may be shared across runs (ONNX Runtime sessions are thread-safe).
@@ -318,58 +307,14 @@ class Indexer:
         full = {t.source.id for t in targets if t.subtree is None} >= {s.id for s in self.catalog.sources()}
         producer: threading.Thread | None = None
         stop = threading.Event()
+        q: queue.Queue[tuple[str, Job | None, object]] = queue.Queue(maxsize=64)
         try:
-            jobs: list[Job] = []
-            deletions: list[str] = []
-            seen_paths: set[str] = set()
-            for target in targets:
-                self._checkpoint()
-                found = scan(
-                    self.catalog,
-                    self.store,
-                    target,
-                    self.generation.id if self.generation else None,
-                    self._upgrading,
-                    self._counted,
-                )
-                self.result.unchanged += found.unchanged
-                self.result.touched += found.touched
-                j, d = found.jobs, found.deleted
-                for job in j:
-                    if job.path not in seen_paths:
-                        seen_paths.add(job.path)
-                        jobs.append(job)
-                deletions += [p for p in d if p not in seen_paths]
-            self.result.files_total = len(jobs)
-            self._bytes_total = sum(j.size for j in jobs)
-            self._phase = "indexing"
-            self._report(force=True)
-            for path in dict.fromkeys(deletions):
-                self._delete_unit(path)
-            q: queue.Queue[tuple[str, Job | None, object]] = queue.Queue(maxsize=64)
+            jobs = self._scan(targets)
             producer = threading.Thread(
                 target=produce, args=(jobs, q, stop), name="sparcdesk-extract", daemon=True
             )
             producer.start()
-            while True:
-                self._checkpoint()
-                kind, job, payload = q.get()
-                if kind == "done":
-                    break
-                assert job is not None
-                self._current = job.path
-                if kind == "start":
-                    self._start_job(job, payload)  # type: ignore[arg-type]
-                elif kind == "doc":
-                    self._add_document(job, payload)  # type: ignore[arg-type]
-                elif kind == "error":
-                    self._part_error(job, payload)  # type: ignore[arg-type]
-                elif kind == "end":
-                    self._end_job(job)
-                if len(self._buffer) >= self.flush_sentences:
-                    self._flush()
-                self._maybe_commit()
-                self._report()
+            self._consume(q)
             self._flush()
             self._commit()
             if self._upgrading and full and self.index is not None:
@@ -396,6 +341,61 @@ class Indexer:
         self._report(force=True)
         return self.result
 
+    def _scan(self, targets: Sequence[Target]) -> list[Job]:
+        """What changed under ``targets``: the units to index (each once), in order; the
+        units that are gone are deleted from the index and the catalog at once."""
+        jobs: list[Job] = []
+        deletions: list[str] = []
+        seen_paths: set[str] = set()
+        for target in targets:
+            self._checkpoint()
+            found = scan(
+                self.catalog,
+                self.store,
+                target,
+                self.generation.id if self.generation else None,
+                self._upgrading,
+                self._counted,
+            )
+            self.result.unchanged += found.unchanged
+            self.result.touched += found.touched
+            j, d = found.jobs, found.deleted
+            for job in j:
+                if job.path not in seen_paths:
+                    seen_paths.add(job.path)
+                    jobs.append(job)
+            deletions += [p for p in d if p not in seen_paths]
+        self.result.files_total = len(jobs)
+        self._bytes_total = sum(j.size for j in jobs)
+        self._phase = "indexing"
+        self._report(force=True)
+        for path in dict.fromkeys(deletions):
+            self._delete_unit(path)
+        return jobs
+
+    def _consume(self, q: queue.Queue[tuple[str, Job | None, object]]) -> None:
+        """What the extraction thread puts on ``q``, until it is done: each unit's start,
+        documents, errors and end, the buffer encoded and committed as it fills."""
+        while True:
+            self._checkpoint()
+            kind, job, payload = q.get()
+            if kind == "done":
+                break
+            assert job is not None
+            self._current = job.path
+            if kind == "start":
+                self._start_job(job, payload)  # type: ignore[arg-type]
+            elif kind == "doc":
+                self._add_document(job, payload)  # type: ignore[arg-type]
+            elif kind == "error":
+                self._part_error(job, payload)  # type: ignore[arg-type]
+            elif kind == "end":
+                self._end_job(job)
+            if len(self._buffer) >= self.flush_sentences:
+                self._flush()
+            self._maybe_commit()
+            self._report()
+
     def complete_targets(self, targets: Sequence[Target]) -> list[Target]:
         """``targets`` followed by every source they do not cover whole.
 
@@ -418,60 +418,7 @@ class Indexer:
             if g.status == "retired" and g.id not in keep and os.path.isdir(g.index_dir):
                 shutil.rmtree(g.index_dir, ignore_errors=True)
 
-    # ---- per unit
-
-    def _start_job(self, job: Job, file_hash: object) -> None:
-        job.hash = file_hash if isinstance(file_hash, str) else None
-        prev_docs = {d.key: d for d in self.catalog.documents(job.path)}
-        journal = self.store.journal(job.path)
-        gen = self.generation.id if self.generation else None
-        job.keep = (
-            job.prev is not None and job.prev.generation == gen and job.prev.status in ("ok", "pending")
-        )
-        job.old_keys = set(prev_docs) | journal
-        if job.keep:
-            digests = self.store.digests(job.path)
-            job.digests = {k: d for k, d in digests.items() if k in prev_docs and k not in journal}
-            job.kept_docs = {k: prev_docs[k].n_sentences for k in job.digests}
-
-    def _add_document(self, job: Job, prepared: PreparedDoc) -> None:
-        doc = prepared.doc
-        if doc.key in job.seen:
-            return
-        job.seen.add(doc.key)
-        # fallback decoding, empty file, skipped PDF pages, a line cut short: worth showing in status
-        for note in [doc.fields.get("note") or "", *prepared.notes]:
-            if note:
-                job.reasons.append(note if doc.key == job.path else f"{doc.key}: {note}")
-        job.name_only = job.name_only or prepared.name_only
-        if self._add_name_line(job, prepared):
-            return
-        if job.keep and job.digests.get(doc.key) == prepared.digest:
-            if self._upgrading and prepared.whole is not None:
-                self._wholes.append(prepared.whole)
-            n = job.kept_docs.get(doc.key, 0)
-            job.docs.append(DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, n))
-            job.sentences += n
-            return
-        try:
-            if doc.key in job.old_keys:
-                self._deletes.append(doc.key)
-            self.committer.journal(job.path, doc.key, prepared.digest, doc.text)
-            job.docs.append(
-                DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, len(prepared.records))
-            )
-            if doc.kind == "email":
-                job.messages.append(message_row(doc, job.path))
-            job.sentences += len(prepared.records)
-            if prepared.whole is not None:
-                self._wholes.append(prepared.whole)
-            for rec, s, c, g in zip(
-                prepared.records, prepared.sentences, prepared.contexts, prepared.passages, strict=True
-            ):
-                self._buffer.append(_Pending(job, rec, s, c, g))
-                job.outstanding += 1
-        except Exception as exc:  # anything odd in one document must not stop the run
-            job.reasons.append(f"{doc.key}: {type(exc).__name__}: {exc}")
+    # ---- upgrading
 
     def _add_name_line(self, job: Job, prepared: PreparedDoc) -> bool:
         """While upgrading an index from before file names were lines (records version 2):
@@ -501,121 +448,7 @@ class Indexer:
         job.outstanding += 1
         return True
 
-    def _part_error(self, job: Job, err: ExtractionError) -> None:
-        if err.path == job.path and isinstance(err, UnsupportedFormat):
-            # not a failure: listed as skipped, and found by its name (the producer adds it)
-            job.reasons.insert(0, f"{SKIPPED_PREFIX}{err.reason}; only its name is searchable")
-        elif err.path == job.path:
-            job.unit_error = err.reason
-        else:
-            job.reasons.append(f"{err.path}: {err.reason}")
-
-    def _end_job(self, job: Job) -> None:
-        job.extracted = True
-        if job.unit_error is not None and not job.docs:
-            # The whole unit failed: stale sentences of an earlier version must go too.
-            self._deletes.extend(sorted(job.old_keys))
-        else:
-            self._deletes.extend(sorted(job.old_keys - job.seen))
-            if job.unit_error is not None and not job.name_only:
-                job.reasons.insert(0, job.unit_error)
-                job.unit_error = None
-        if job.outstanding == 0:
-            self._finish(job)
-
-    def _finish(self, job: Job) -> None:
-        self.committer.unit_done(job)
-        self.result.files_done += 1
-        self._bytes_done += job.size
-        if job.unit_error is not None:
-            self.result.failed += 1
-        else:
-            self.result.indexed += 1
-        self.result.changed_paths.append(job.path)
-
-    def _delete_unit(self, path: str) -> None:
-        keys = {d.key for d in self.catalog.documents(path)} | self.store.journal(path)
-        self._deletes.extend(sorted(keys))
-        self.committer.unit_deleted(path)
-        self.result.deleted += 1
-        self.result.changed_paths.append(path)
-
-    # ---- encoding, adding, committing
-
-    def _apply_deletes(self) -> None:
-        """Deletes, then the whole documents queued since (which replace what was deleted)."""
-        if self._deletes and self.index is not None:
-            for key in self._deletes:
-                self.index.delete_document(key)
-            self.committer.index_changed()
-        self._deletes = []
-        if self._wholes and self.index is not None:
-            self.index.add_documents(self._wholes)
-            self._wholes = []
-            self.committer.index_changed()
-
-    def _flush(self) -> None:
-        if not self._buffer:
-            self._apply_deletes()
-            return
-        items, self._buffer = self._buffer, []
-        items, vectors = self._encode(items)
-        self._apply_deletes()
-        if items:
-            index = self._ensure_index(vectors)
-            index.add([p.record for p in items], vectors)
-            self.committer.index_changed(len(items))
-            self.result.sentences += len(items)
-        for p in items:
-            p.job.outstanding -= 1
-            if p.job.outstanding == 0 and p.job.extracted:
-                self._finish(p.job)
-
-    def _encode(self, items: list[_Pending]) -> tuple[list[_Pending], list[SparseVector]]:
-        """The vectors of ``items``. When the batch fails (a tokenizer or ONNX Runtime error on
-        one odd input), each document is encoded alone and one that still fails is left out
-        (``_drop_document``): one bad document must never stop the run, nor every rerun."""
-        try:
-            return items, self._encode_batch(items)
-        except Exception:
-            log.info("a batch of %d sentences failed to encode; encoding its documents one by one", len(items))
-        groups: dict[tuple[int, str], list[_Pending]] = {}
-        for p in items:
-            groups.setdefault((id(p.job), p.record.doc_key), []).append(p)
-        kept: list[_Pending] = []
-        vectors: list[SparseVector] = []
-        for group in groups.values():
-            try:
-                vectors += self._encode_batch(group)
-                kept += group
-            except Exception as exc:
-                self._drop_document(group, exc)
-        return kept, vectors
-
-    def _encode_batch(self, items: list[_Pending]) -> list[SparseVector]:
-        # a document's sentences are buffered together, so no passage spans two flushes
-        return self.encoder.encode(
-            [p.sentence for p in items],
-            [p.context for p in items],
-            self.batch_size,
-            groups=[(id(p.job), p.record.doc_key, p.passage) for p in items],
-        )
-
-    def _drop_document(self, group: list[_Pending], exc: Exception) -> None:
-        """The sentences of one document could not be encoded: the document is left out of
-        its unit (its text, message row and count too) and the reason is kept for status;
-        the unit finishes with the rest. A later run tries the document again."""
-        job, key = group[0].job, group[0].record.doc_key
-        log.info("%s: could not be encoded: %s: %s", key, type(exc).__name__, exc)
-        job.reasons.append(f"{key}: could not be encoded ({type(exc).__name__}: {str(exc)[:200]})")
-        job.docs = [d for d in job.docs if d.key != key]
-        job.messages = [m for m in job.messages if m.key != key]
-        job.sentences -= len(group)
-        job.seen.discard(key)
-        self.committer.texts = [t for t in self.committer.texts if t[1] != key]
-        job.outstanding -= len(group)
-        if job.outstanding == 0 and job.extracted:
-            self._finish(job)
+    # ---- committing
 
     def _maybe_commit(self) -> None:
         if self.committer.due(self.commit_every, self.commit_seconds):
