@@ -30,6 +30,7 @@ KIND_LABELS: dict[str, str] = {
     "odp": "OpenDocument presentation",
     "other": "Other file (name only)",
     "email": "E-mail",
+    "image": "Picture (read by OCR)",
 }
 
 # Short labels drawn on the document icons.
@@ -48,6 +49,7 @@ KIND_BADGES: dict[str, str] = {
     "odp": "ODP",
     "other": "FILE",
     "email": "",
+    "image": "IMG",
 }
 
 _WS = re.compile(r"\s+")

@@ -28,6 +28,7 @@ KIND_COLORS: dict[str, str] = {
     "odp": "#b5651d",
     "other": "#9ca3af",
     "email": "#1976d2",
+    "image": "#00897b",
 }
 
 _SIZES = (16, 24, 32, 48, 64)

@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
 from app.format import format_count, format_when
 from app.icons import kind_icon
 
-MAIL_FILTER = "Mailboxes (*.mbox *.mbx *.mbs mbox Inbox INBOX *.eml);;All files (*)"
+MAIL_FILTER = "Mailboxes (*.mbox *.mbx *.mbs mbox Inbox INBOX *.eml *.pst *.ost *.msg);;All files (*)"
 MAIL_FOLDER_CHOICE = "Maildir or folder of .eml…"
-MBOX_CHOICE = "mbox file…"
+MBOX_CHOICE = "mbox or Outlook file…"
 
 SOURCE_COLUMNS = ("Source", "Files", "Sentences", "Errors", "Last updated", "Excluded")
 ERROR_COLUMNS = ("File", "Reason", "When")
@@ -53,7 +53,7 @@ MAIL_SCAN_LIMIT = 2000
 def _looks_like_mail(path: str) -> bool:
     """A file holding one e-mail: an .eml, or a file named otherwise (an Enron "1.") whose
     first bytes are mail headers."""
-    if path.lower().endswith((".eml", ".emlx")):  # .emlx: Apple Mail's one message per file
+    if path.lower().endswith((".eml", ".emlx", ".msg")):  # .emlx: Apple Mail's; .msg: Outlook's, one message each
         return True
     if not os.path.isfile(path):  # never open a FIFO: it would block
         return False
@@ -69,7 +69,7 @@ def _looks_like_mail(path: str) -> bool:
 def mail_store_problem(path: str) -> str:
     """Why ``path`` is not a mail store sparcdesk reads ('' when it is one): a Maildir (or a
     folder of Maildirs), a folder holding e-mail files, or an mbox or .eml file."""
-    from engine.ingest.walk import is_maildir, is_mbox
+    from engine.ingest.walk import is_maildir, is_mbox, is_outlook_store
 
     p = Path(path)
     if not os.path.lexists(p):
@@ -91,14 +91,14 @@ def mail_store_problem(path: str) -> str:
                 break
         return (
             f"{path} is not a mail store: it is not a Maildir (no cur and new folders) and holds no"
-            " e-mail files (.eml, .emlx, or files that start with mail headers). To search the files of an"
+            " e-mail files (.eml, .emlx, .msg, or files that start with mail headers). To search the files of an"
             " ordinary folder, use File ▸ Add folder."
         )
-    if is_mbox(p) or _looks_like_mail(str(p)):
+    if is_mbox(p) or is_outlook_store(p) or _looks_like_mail(str(p)):
         return ""
     return (
-        f"{path} is not an mbox file: its name does not end in .mbox and its first line does not"
-        " start with “From ”. For a Maildir or a folder of .eml files, choose that kind of mail store."
+        f"{path} is not an mbox file or an Outlook data file: its name ends in neither .mbox, .pst nor"
+        " .ost and its first line does not start with “From ”. For a Maildir or a folder of .eml files, choose that kind of mail store."
     )
 
 
@@ -113,7 +113,8 @@ def choose_mail_store(parent: QWidget, start: str) -> str:
     box.setInformativeText(
         "A Maildir (a folder with cur and new folders, as kept by mutt, Dovecot or offlineimap), a"
         " folder of .eml files or Apple Mail's folder (~/Library/Mail: .emlx files) is picked as a"
-        " folder; an mbox file (Thunderbird, Apple Mail or Google Takeout exports) as a file."
+        " folder; an mbox file (Thunderbird, Apple Mail or Google Takeout exports) or an Outlook data"
+        " file (.pst, .ost) as a file."
     )
     folder_btn = box.addButton(MAIL_FOLDER_CHOICE, QMessageBox.ButtonRole.AcceptRole)
     mbox_btn = box.addButton(MBOX_CHOICE, QMessageBox.ButtonRole.AcceptRole)
@@ -123,7 +124,7 @@ def choose_mail_store(parent: QWidget, start: str) -> str:
     if clicked is folder_btn:
         path = QFileDialog.getExistingDirectory(parent, "Add a Maildir or a folder of e-mail files", start)
     elif clicked is mbox_btn:
-        path, _ = QFileDialog.getOpenFileName(parent, "Add an mbox file", start, MAIL_FILTER)
+        path, _ = QFileDialog.getOpenFileName(parent, "Add an mbox or Outlook file", start, MAIL_FILTER)
     else:
         return ""
     if not path:

@@ -15,6 +15,7 @@ on one controller: see the delegations below).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ from app.views.main_window import (
     PageStack,
     SearchField,
 )
+from engine.ingest.walk import OCR_SETTING
 from engine.search.defaults import DEFAULT_HYBRID, DEFAULT_IDF
 
 __all__ = [
@@ -230,6 +232,7 @@ class MainWindow(MainWindowView):
             (self.act_idf, asking.options_changed),
             (self.act_filters, asking.toggle_filters),
             (self.act_watch, indexing.watch_toggled),
+            (self.act_ocr, indexing.ocr_toggled),
         ):
             act.toggled.connect(slot)
 
@@ -285,6 +288,11 @@ class MainWindow(MainWindowView):
         self.act_watch.blockSignals(True)
         self.act_watch.setChecked(_bool(s.value("index/watch", True)))
         self.act_watch.blockSignals(False)
+        ocr = _bool(s.value("index/ocr", True))
+        os.environ[OCR_SETTING] = "1" if ocr else "0"  # the indexing process starts with it
+        self.act_ocr.blockSignals(True)
+        self.act_ocr.setChecked(ocr)
+        self.act_ocr.blockSignals(False)
         self.top = int(s.value("search/top", 20))
         self.last_dir = str(s.value("paths/last_dir", str(Path.home())))
         self.indexing_controller.update_watch_label(False)

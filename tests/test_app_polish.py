@@ -715,3 +715,30 @@ def test_a_click_on_the_samples_button_before_the_index_is_open_is_not_lost(qtbo
         qtbot.waitUntil(lambda: any(s.path == root for s in window.sources), timeout=test_app.WAIT_MS)
     finally:
         window.close()
+
+
+def test_outlook_files_are_mail_stores_and_ocr_is_an_index_option(qtbot, open_window, tmp_path, monkeypatch):
+    """Issue 39 in the window: File ▸ Add mail store takes an Outlook .pst/.ost file and a .msg
+    (the store check refused them), and Index ▸ Read pictures and scanned pages (OCR) is a
+    setting the indexing process starts with (on by default; off: pictures by name only)."""
+    import lzma
+
+    from app.sources import mail_store_problem
+    from engine.ingest.walk import OCR_SETTING
+
+    pst = tmp_path / "archive.pst"
+    pst.write_bytes(lzma.decompress((Path(__file__).parent / "data" / "outlook" / "dist-list.pst.xz").read_bytes()))
+    assert mail_store_problem(str(pst)) == ""
+    (tmp_path / "notes.txt").write_text("no mail here\n")
+    assert "is not an mbox file or an Outlook data file" in mail_store_problem(str(tmp_path / "notes.txt"))
+    monkeypatch.setenv(OCR_SETTING, "1")
+    home = tmp_path / "home"
+    (tmp_path / "empty").mkdir()
+    indexed(home, tmp_path / "empty").close()
+    window = open_window(home)
+    assert window.act_ocr.isChecked() and os.environ[OCR_SETTING] == "1"
+    assert window.act_ocr in window.index_menu.actions()
+    window.act_ocr.setChecked(False)
+    assert os.environ[OCR_SETTING] == "0" and window.settings.value("index/ocr") in (False, "false")
+    window.act_ocr.setChecked(True)
+    assert os.environ[OCR_SETTING] == "1"

@@ -3,6 +3,7 @@ run ended, a failed background action, the Watch toggle and its label."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.controllers.base import Controller
 from app.format import format_count, format_duration
+from engine.ingest.walk import OCR_SETTING
 
 
 class IndexingController(Controller):
@@ -97,6 +99,13 @@ class IndexingController(Controller):
 
     def watch_toggled(self, on: bool) -> None:
         self.backend.set_watch(on)
+
+    def ocr_toggled(self, on: bool) -> None:
+        """Index ▸ Read pictures and scanned pages (OCR): the indexing process reads the
+        setting from the environment it starts with (``engine.ingest.walk.OCR_SETTING``)."""
+        os.environ[OCR_SETTING] = "1" if on else "0"
+        self.settings.setValue("index/ocr", on)
+        self.say("Pictures and scanned pages are read from the next indexing run on" if on else "Pictures and scanned pages are found by their names only", 5000)
 
     def watching_changed(self, on: bool) -> None:
         act = self.window.act_watch

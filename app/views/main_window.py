@@ -272,6 +272,13 @@ class MainWindowView(QMainWindow):
         self.act_pause = A("&Pause indexing", None, checkable=True)
         self.act_stop = A("&Stop indexing")
         self.act_watch = A("&Watch for changes", None, "Re-index files as they change", checkable=True)
+        self.act_ocr = A(
+            "Read pictures and scanned pages (&OCR)",
+            None,
+            "Read the words of pictures (.png, .jpg, .tiff) and of PDF pages without a text layer;"
+            " slow (several seconds a page); from the next indexing run on",
+            checkable=True,
+        )
         self.act_adapt = A("&Adapt to my documents…", None, ADAPT_TIP)
         self.act_adapt.setEnabled(False)
         self.act_restore = A("&Restore previous model", None, RESTORE_TIP)
@@ -311,7 +318,7 @@ class MainWindowView(QMainWindow):
         m.setToolTipsVisible(True)
         m.addActions([self.act_update, self.act_pause, self.act_stop])
         m.addSeparator()
-        m.addAction(self.act_watch)
+        m.addActions([self.act_watch, self.act_ocr])
         m.addSeparator()
         m.addActions([self.act_adapt, self.act_auto_adapt, self.act_restore])
         self.index_menu = m
@@ -322,7 +329,7 @@ class MainWindowView(QMainWindow):
         options.setToolTipsVisible(True)
         options.addActions([self.act_hybrid, self.act_idf])
         options.addSeparator()
-        options.addActions([self.act_watch, self.act_sources])
+        options.addActions([self.act_watch, self.act_ocr, self.act_sources])
         options.addSeparator()
         options.addAction(self.act_adapt)
         self.options_btn.setMenu(options)
