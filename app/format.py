@@ -237,7 +237,17 @@ def meta_line(answer) -> str:
         bits = [kind_label(answer.kind), "attached to " + attachment_origin(f), format_date(answer.date)]
     else:
         bits = [kind_label(answer.kind), display_folder(answer.path), format_date(answer.date)]
+    if getattr(answer, "page", None):  # a PDF's answer: its page (issue 39)
+        bits.insert(1, page_text(answer))
     return " · ".join(b for b in bits if b)
+
+
+def page_text(answer) -> str:
+    """"page 14 of 30" for a paged document's answer, else ''."""
+    page, pages = getattr(answer, "page", None), getattr(answer, "pages", None)
+    if not page:
+        return ""
+    return f"page {page} of {pages}" if pages else f"page {page}"
 
 
 def result_html(answer, muted: str = "#666", accent: str = "#1a55a8", context: int = 240) -> str:

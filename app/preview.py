@@ -33,6 +33,7 @@ from app.format import (
     format_date,
     kind_label,
     locate,
+    page_text,
     qt_offset,
     short_people,
 )
@@ -282,6 +283,8 @@ class PreviewPane(QWidget):
                 rows.append(("Mailbox", f["mailbox"]))
         else:
             rows.append(("Type", kind_label(a.kind)))
+            if getattr(a, "page", None):
+                rows.append(("Page", page_text(a).removeprefix("page ")))
             if f.get("attachment_of"):  # which message it came with, not only the file holding it
                 rows.append(("Attached to", attachment_origin(f)))
             if a.date:

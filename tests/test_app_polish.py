@@ -742,3 +742,49 @@ def test_outlook_files_are_mail_stores_and_ocr_is_an_index_option(qtbot, open_wi
     assert os.environ[OCR_SETTING] == "0" and window.settings.value("index/ocr") in (False, "false")
     window.act_ocr.setChecked(True)
     assert os.environ[OCR_SETTING] == "1"
+
+
+def test_a_pdf_answer_shows_its_page_and_opens_there(qtbot, open_window, tmp_path, monkeypatch):
+    """Issue 39, item 3: the result line and the preview say "page 3 of 3", and Open hands the
+    page to a viewer that takes one (Evince's --page-index; here a stand-in on PATH that
+    records its arguments)."""
+    import stat
+    import sys
+
+    from test_extract import minimal_pdf
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("opening at a page is offered on Linux (Evince, Okular)")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    pdf = docs / "manual.pdf"
+    pdf.write_bytes(
+        minimal_pdf(
+            [
+                ["Chapter one explains how to unpack the espresso machine."],
+                [],
+                ["The descaling cycle takes twenty minutes and needs citric acid."],
+            ]
+        )
+    )
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    called = tmp_path / "evince-args.txt"
+    viewer = bin_dir / "evince"
+    viewer.write_text(f'#!/bin/sh\necho "$@" > "{called}"\n')
+    viewer.chmod(viewer.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ.get('PATH', '')}")
+    home = tmp_path / "home"
+    indexed(home, docs).close()
+    window = open_window(home)
+    first = test_app.type_question(qtbot, window, "How long does descaling with citric acid take?").answers[0]
+    assert (first.page, first.pages) == (3, 3)
+    from app.format import meta_line
+
+    assert "page 3 of 3" in meta_line(first)
+    qtbot.waitUntil(lambda: window.preview.doc_key == first.doc_key, timeout=test_app.WAIT_MS)
+    assert ">Page</td><td>3 of 3<" in window.preview.meta.text()
+    window.results.setCurrentIndex(window.model.index(0, 0))
+    window.open_current()
+    qtbot.waitUntil(called.exists, timeout=test_app.WAIT_MS)
+    assert called.read_text().split() == ["--page-index=3", str(pdf)]

@@ -655,3 +655,45 @@ def test_sample_html_hides_navigation_and_script() -> None:
     doc = one(SAMPLES / "documents" / "warsaw.html")
     assert "console.log" not in doc.text and "Home | Articles" not in doc.text
     assert html.unescape("Warsaw") == doc.title
+
+
+def test_a_pdf_answer_says_which_page_it_is_on(tmp_path: Path) -> None:
+    """Issue 39, item 3: the PDF reader records where each page starts in the text (pages
+    without text have none), the catalog keeps it, and an answer carries its page — in
+    ``sparcdesk ask --json`` too; a text file's answer has none."""
+    import json
+    import subprocess
+    import sys
+
+    from engine.api.facade import Engine
+    from engine.ingest.documents import PAGES
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.pdf").write_bytes(
+        minimal_pdf(
+            [
+                ["Chapter one explains how to unpack the espresso machine."],
+                [],  # a blank page: it counts, but holds no text
+                ["The descaling cycle takes twenty minutes and needs citric acid."],
+            ]
+        )
+    )
+    (docs / "note.txt").write_text("The descaling cycle of the old kettle took an hour.\n", encoding="utf-8")
+    doc = extract(docs / "manual.pdf")[0]
+    assert doc.fields[PAGES].startswith("3|0:1,")  # three pages, the text starts on page 1
+    with Engine(home=tmp_path / "home", threads=1) as e:
+        e.index([docs])
+        answers = e.ask("How long does descaling with citric acid take?")
+        pdf = next(a for a in answers if a.kind == "pdf")
+        assert "twenty minutes" in pdf.best.sentence and (pdf.page, pdf.pages) == (3, 3)
+        assert all(a.page is None for a in answers if a.kind != "pdf")
+        first = e.ask("How do I unpack the espresso machine?")
+        assert next(a for a in first if a.kind == "pdf").page == 1
+    out = subprocess.run(
+        [sys.executable, "-m", "engine.cli.main", "ask", "--home", str(tmp_path / "home"), "--json",
+         "How long does descaling with citric acid take?"],
+        capture_output=True, text=True, check=True, env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    data = json.loads(out.stdout)
+    assert next(a for a in data["answers"] if a["kind"] == "pdf")["page"] == 3

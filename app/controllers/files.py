@@ -37,8 +37,12 @@ class FilesController(Controller):
 
     def open_current(self) -> None:
         a = self.window.current_answer()
-        if a is not None:
-            self.open_path(a.path)
+        if a is None:
+            return
+        if getattr(a, "page", None) and Path(a.path).exists() and open_at_page(a.path, a.page):
+            self.say(f"Opened {Path(a.path).name} at page {a.page}", 3000)
+            return
+        self.open_path(a.path)
 
     def reveal_current(self) -> None:
         a = self.window.current_answer()
@@ -97,3 +101,20 @@ class FilesController(Controller):
         menu.addSeparator()
         menu.addActions([w.act_copy, w.act_copy_path])
         menu.popup(w.results.viewport().mapToGlobal(pos))
+
+
+#: Viewers that open a PDF at a page, with their option (Linux): Evince's and Okular's.
+PAGE_VIEWERS = (("evince", "--page-index={page}"), ("okular", "--page={page}"))
+
+
+def open_at_page(path: str, page: int) -> bool:
+    """Open ``path`` at ``page`` in a viewer that takes a page: on Linux Evince
+    (``--page-index``) or Okular (``--page``) when installed; elsewhere (macOS Preview, the
+    Windows default handler take no page from the command line) False, and the caller opens
+    the file as usual."""
+    if not sys.platform.startswith("linux"):
+        return False
+    for viewer, option in PAGE_VIEWERS:
+        if shutil.which(viewer) and QProcess.startDetached(viewer, [option.format(page=page), path]):
+            return True
+    return False

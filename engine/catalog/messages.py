@@ -28,19 +28,16 @@ class DocumentsAndMessages(CatalogConnection):
             old = [r[0] for r in self._conn.execute("SELECT key FROM documents WHERE path = ?", (path,))]
             self._conn.execute("DELETE FROM documents WHERE path = ?", (path,))
             self._conn.executemany(
-                """INSERT OR REPLACE INTO documents (key, path, kind, title, parent_key, n_sentences)
-                   VALUES (?, ?, ?, ?, ?, ?)""",
-                [(d.key, d.path, d.kind, d.title, d.parent_key, d.n_sentences) for d in documents],
+                """INSERT OR REPLACE INTO documents (key, path, kind, title, parent_key, n_sentences, pages)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                [(d.key, d.path, d.kind, d.title, d.parent_key, d.n_sentences, d.pages or None) for d in documents],
             )
         return old
 
     def documents(self, path: str) -> list[DocumentRow]:
         """Documents extracted from one file."""
         return [
-            DocumentRow(
-                r["key"], r["path"], r["kind"], r["title"] or "", r["parent_key"], r["n_sentences"] or 0
-            )
-            for r in self.db["documents"].rows_where("path = ?", [path], order_by="key")
+            _document(r) for r in self.db["documents"].rows_where("path = ?", [path], order_by="key")
         ]
 
     def get_document(self, key: str) -> DocumentRow | None:
@@ -48,10 +45,7 @@ class DocumentsAndMessages(CatalogConnection):
         rows = list(self.db["documents"].rows_where("key = ?", [key]))
         if not rows:
             return None
-        r = rows[0]
-        return DocumentRow(
-            r["key"], r["path"], r["kind"], r["title"] or "", r["parent_key"], r["n_sentences"] or 0
-        )
+        return _document(rows[0])
 
     def messages_with_subject(self, subjects: Iterable[str]) -> list[str]:
         """Keys of the messages whose subject, in lower case, is one of ``subjects`` (give
@@ -137,3 +131,9 @@ class DocumentsAndMessages(CatalogConnection):
         Maildir folder or mbox file per store, an e-mail file per message otherwise."""
         sql = "SELECT mailbox, file, COUNT(*) FROM messages WHERE mailbox != '' GROUP BY mailbox, file"
         return [(str(m), str(f), int(n)) for m, f, n in self._conn.execute(sql)]
+
+
+def _document(r: dict) -> DocumentRow:
+    return DocumentRow(
+        r["key"], r["path"], r["kind"], r["title"] or "", r["parent_key"], r["n_sentences"] or 0, r.get("pages") or ""
+    )

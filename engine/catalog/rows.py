@@ -77,6 +77,8 @@ class DocumentRow:
     title: str = ""
     parent_key: str | None = None
     n_sentences: int = 0
+    #: a paged document's ``engine.ingest.documents.PAGES`` field ("" for others)
+    pages: str = ""
 
 
 @dataclass

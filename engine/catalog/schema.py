@@ -131,6 +131,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         " their message is indexed again",
         ('ALTER TABLE "messages" ADD COLUMN "quoted_at" INTEGER',),
     ),
+    Migration(
+        6,
+        "a paged document's pages (engine.ingest.documents.PAGES: its page count and where each"
+        " page starts in its text), so an answer says which page it is on; rows from before hold"
+        " none until their file is indexed again",
+        ('ALTER TABLE "documents" ADD COLUMN "pages" TEXT',),
+    ),
 )
 #: The catalog's schema, kept in SQLite's ``user_version``: the last step of
 #: :data:`MIGRATIONS`. Opening a catalog of an older schema applies the steps it lacks; one

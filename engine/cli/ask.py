@@ -34,7 +34,8 @@ def _location(a) -> str:
         return " | ".join(b for b in bits if b) + f"\n      {a.path}"
     if f.get("attachment_of"):
         return f"attachment of {f.get('subject') or f['attachment_of']}\n      {a.path}"
-    return f"{a.path}" + (f"  (modified {(a.date or '')[:10]})" if a.date else "")
+    page = f", page {a.page} of {a.pages}" if getattr(a, "page", None) else ""
+    return f"{a.path}{page}" + (f"  (modified {(a.date or '')[:10]})" if a.date else "")
 
 
 def _passage_with_bold(hit, style: Style, width: int = 600) -> str:

@@ -57,6 +57,7 @@ from engine.indexer.produce import drain, produce
 from engine.indexer.progress import RunResult
 from engine.indexer.scan import Job, Target, scan
 from engine.indexer.units import UnitWork, _Pending
+from engine.ingest.documents import PAGES
 from engine.model.bundle import ModelIdentity
 from engine.model.encoder import DEFAULT_BATCH, SparseEncoder
 from engine.model.sparse import SparseVector
@@ -438,7 +439,9 @@ class Indexer(UnitWork):
             return False
         i = names[0]
         self.committer.journal(job.path, doc.key, prepared.digest, doc.text)
-        job.docs.append(DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, len(prepared.records)))
+        job.docs.append(
+            DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, len(prepared.records), doc.fields.get(PAGES, ""))
+        )
         job.sentences += len(prepared.records)
         if prepared.whole is not None:
             self._wholes.append(prepared.whole)

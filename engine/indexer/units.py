@@ -21,7 +21,7 @@ from engine.indexer.commit import Committer
 from engine.indexer.prepare import PreparedDoc, message_row
 from engine.indexer.progress import RunResult
 from engine.indexer.scan import Job
-from engine.ingest.documents import SKIPPED_PREFIX, ExtractionError, UnsupportedFormat
+from engine.ingest.documents import PAGES, SKIPPED_PREFIX, ExtractionError, UnsupportedFormat
 from engine.model.encoder import SparseEncoder
 from engine.model.sparse import SparseVector
 
@@ -94,7 +94,7 @@ class UnitWork:
             if self._upgrading and prepared.whole is not None:
                 self._wholes.append(prepared.whole)
             n = job.kept_docs.get(doc.key, 0)
-            job.docs.append(DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, n))
+            job.docs.append(DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, n, doc.fields.get(PAGES, "")))
             job.sentences += n
             return
         try:
@@ -102,7 +102,7 @@ class UnitWork:
                 self._deletes.append(doc.key)
             self.committer.journal(job.path, doc.key, prepared.digest, doc.text)
             job.docs.append(
-                DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, len(prepared.records))
+                DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, len(prepared.records), doc.fields.get(PAGES, ""))
             )
             if doc.kind == "email":
                 job.messages.append(message_row(doc, job.path))

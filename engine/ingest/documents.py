@@ -85,6 +85,28 @@ class Document:
 #: bytes no decoder could read as characters.
 REPLACED_NOTE = "characters that are not valid Unicode were replaced"
 
+#: A paged document's field (a PDF): its page count and where each page with text starts in
+#: its text, "30|0:1,1530:2,3021:4" (pages without text have no start). The catalog keeps it;
+#: an answer says which page it is on (issue 39).
+PAGES = "pages"
+
+
+def pages_field(total: int, starts: list[tuple[int, int]]) -> str:
+    """``PAGES`` for ``total`` pages whose text starts at ``(offset, page number)``."""
+    return f"{total}|" + ",".join(f"{o}:{n}" for o, n in starts)
+
+
+def page_at(pages: str, offset: int) -> tuple[int, int] | None:
+    """(page number, page count) of the character at ``offset`` of a document with the
+    ``PAGES`` field ``pages``; None when it has none (or it does not parse)."""
+    try:
+        total, _, rest = pages.partition("|")
+        starts = [tuple(int(x) for x in part.split(":")) for part in rest.split(",") if part]
+        page = max((n for o, n in starts if o <= offset), default=starts[0][1] if starts else 0)
+        return (page, int(total)) if page else None
+    except (ValueError, IndexError):
+        return None
+
 
 def add_note(fields: dict[str, str], note: str) -> None:
     """Add ``note`` to a Document's ``fields["note"]`` (notes are joined by "; ")."""

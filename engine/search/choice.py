@@ -190,6 +190,8 @@ def build_answers(
                 others=others,
                 doc_start=-1 if meta.get("field") else int(meta.get("start", 0)),
                 score=float(doc_rank[key]),
+                page=int(fields["page"]) if "page" in fields else None,
+                pages=int(fields["pages"]) if "pages" in fields else None,
             )
         )
         if same is not None:

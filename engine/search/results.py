@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from engine.ingest.documents import page_at
 from engine.search.intent import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -84,6 +85,9 @@ class Answer:
     #: Other paths of the same document in a byte-identical file (a download kept twice, a
     #: folder copied as a backup): listed here rather than as answers of their own.
     copies: list[str] = field(default_factory=list)
+    #: A paged document's answer (a PDF): the page its best sentence is on, of ``pages``.
+    page: int | None = None
+    pages: int | None = None
 
 
 class _CatalogLike(Protocol):
@@ -236,14 +240,16 @@ def document_fields(meta: dict[str, Any], catalog: _CatalogLike | None) -> dict[
             )
         if date:
             out["date"] = date
-        if kind != "email" and catalog is not None:
-            row = catalog.get_document(key)
-            if row is not None and row.parent_key:
-                out["attachment_of"] = row.parent_key
+    row = catalog.get_document(key) if kind != "email" and catalog is not None else None
+    if row is not None and row.parent_key and "from" in out:  # an attachment: its message
+        out["attachment_of"] = row.parent_key
     if kind != "email":
         out["path"] = meta.get("path", "")
         if date:
             out["modified"] = date
+        where = page_at(row.pages, int(meta.get("start") or 0)) if row is not None and row.pages and not meta.get("field") else None
+        if where is not None:  # a PDF's answer: which page it is on (issue 39)
+            out["page"], out["pages"] = str(where[0]), str(where[1])
     return {k: v for k, v in out.items() if v}
 
 

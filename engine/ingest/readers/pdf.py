@@ -10,7 +10,7 @@ import logging
 import re
 from typing import Any
 
-from engine.ingest.documents import ExtractionError, add_note
+from engine.ingest.documents import PAGES, ExtractionError, add_note, pages_field
 from engine.ingest.readers import ocr
 from engine.ingest.readers.common import SPACES, Extracted, clean, join_paragraphs
 
@@ -132,12 +132,30 @@ def read_pdf(data: bytes, where: str) -> Extracted:
         pages.update(found)
         for note in filter(None, ocr_notes.get("note", "").split("; ")):
             add_note(notes, note)
-    text = clean(join_paragraphs([pages[n] for n in sorted(pages)]))
+    text, starts = _paged_text(pages)
+    if text:
+        notes[PAGES] = pages_field(len(pages) + len(failed), starts)
     if failed:
         add_note(notes, f"unreadable pages skipped: {', '.join(map(str, failed))}")
     elif not text:
         add_note(notes, "no extractable text (scanned or image-only PDF?)")
     return text, title, notes
+
+
+def _paged_text(pages: dict[int, str]) -> tuple[str, list[tuple[int, int]]]:
+    """The document's text, its pages' paragraphs one blank line apart (as ``join_paragraphs``
+    and ``clean`` make it), and where each page with text starts: (offset, page number)."""
+    parts = [(n, clean(join_paragraphs([pages[n]]))) for n in sorted(pages)]
+    starts, out, at = [], [], 0
+    for number, part in parts:
+        if not part:
+            continue
+        if out:
+            at += 2  # the blank line between two pages
+        starts.append((at, number))
+        out.append(part)
+        at += len(part)
+    return "\n\n".join(out), starts
 
 
 def looks_like_pdf(head: bytes) -> bool:
