@@ -264,6 +264,74 @@ class EmbeddingAdam:
         self.exp_avg_sq = state["exp_avg_sq"].to(self.param.dtype).clone()
 
 
+def _vocabulary(tokenizer: Any, chunks: list, vocab_size: int, settings: AdaptSettings) -> tuple[np.ndarray, Any, np.ndarray]:
+    """The corpus's token ids (specials out), the ids the softmax ranges over (the corpus's
+    or the whole vocabulary's, ``settings.softmax``) and each id's label index."""
+    import torch
+
+    special = {tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]")}
+    seen = np.unique(np.concatenate([np.asarray(c) for c in chunks]))
+    corpus_ids = np.asarray([t for t in seen.tolist() if t not in special], dtype=np.int64)
+    if settings.softmax == "corpus":
+        label_map = np.full(vocab_size, -100, dtype=np.int64)
+        label_map[corpus_ids] = np.arange(corpus_ids.size)
+        return corpus_ids, torch.from_numpy(corpus_ids), label_map
+    return corpus_ids, torch.arange(vocab_size), np.arange(vocab_size, dtype=np.int64)
+
+
+class _Checkpoint:
+    """The training state in ``HOME/.../adapt-state.pt``: loaded when its fingerprint (the
+    corpus and settings) matches, written atomically (a step, a pause, a cancel)."""
+
+    def __init__(self, path: Path | None, fingerprint: str, emb: Any, opt: Any, losses: list[float]) -> None:
+        self.path, self.fingerprint, self.emb, self.opt, self.losses = path, fingerprint, emb, opt, losses
+
+    def load(self) -> int:
+        """The step to resume from (0 without a matching checkpoint)."""
+        import torch
+
+        if self.path is None or not self.path.is_file():
+            return 0
+        saved = torch.load(self.path, map_location="cpu", weights_only=False)
+        if saved.get("fingerprint") != self.fingerprint:
+            return 0
+        with torch.no_grad():
+            self.emb.copy_(saved["emb"])
+        self.opt.load_state_dict(saved["opt"])
+        self.losses[:] = list(saved["losses"])
+        return int(saved["step"])
+
+    def save(self, step: int) -> None:
+        import torch
+
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        state = {"fingerprint": self.fingerprint, "emb": self.emb.detach(), "opt": self.opt.state_dict()}
+        torch.save({**state, "step": step, "losses": self.losses}, tmp)
+        os.replace(tmp, self.path)
+
+
+def _wait_or_stop(
+    step: int,
+    steps: int,
+    save: Callable[[int], None],
+    paused: Callable[[], bool] | None,
+    should_stop: Callable[[], bool] | None,
+) -> None:
+    """Between steps: wait while ``paused()`` (checkpointed first: a long pause must not hold
+    the only copy of the work); on ``should_stop()`` checkpoint and raise ``Cancelled``."""
+    stopping = should_stop if should_stop is not None else (lambda: False)
+    if paused is not None and paused() and not stopping():
+        save(step)
+        while paused() and not stopping():
+            time.sleep(0.05)
+    if stopping():
+        save(step)
+        raise Cancelled(f"adaptation stopped at step {step} of {steps}; it resumes from there")
+
+
 def train_embeddings(
     bundle_dir: Path,
     tokenizer: Any,
@@ -294,54 +362,20 @@ def train_embeddings(
     chunks = pack_chunks(token_lists, settings.max_length)
     if not chunks:
         raise ValueError("no text to adapt on: the index holds no sentences")
-    special = {tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]")}
-    seen = np.unique(np.concatenate([np.asarray(c) for c in chunks]))
-    corpus_ids = np.asarray([t for t in seen.tolist() if t not in special], dtype=np.int64)
-    if settings.softmax == "corpus":
-        candidates = torch.from_numpy(corpus_ids)
-        label_map = np.full(matrix.shape[0], -100, dtype=np.int64)
-        label_map[corpus_ids] = np.arange(corpus_ids.size)
-    else:
-        candidates = torch.arange(matrix.shape[0])
-        label_map = np.arange(matrix.shape[0], dtype=np.int64)
+    corpus_ids, candidates, label_map = _vocabulary(tokenizer, chunks, matrix.shape[0], settings)
     emb = torch.nn.Parameter(torch.from_numpy(np.ascontiguousarray(matrix, dtype=np.float32)))
     opt = EmbeddingAdam(emb, lr=settings.lr)
-    start = 0
     losses: list[float] = []
-    state_file = Path(state_dir) / "adapt-state.pt" if state_dir else None
-    if state_file is not None and state_file.is_file():
-        saved = torch.load(state_file, map_location="cpu", weights_only=False)
-        if saved.get("fingerprint") == fingerprint:
-            with torch.no_grad():
-                emb.copy_(saved["emb"])
-            opt.load_state_dict(saved["opt"])
-            start = int(saved["step"])
-            losses = list(saved["losses"])
-
-    def save(step: int) -> None:
-        if state_file is None:
-            return
-        state_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = state_file.with_suffix(".tmp")
-        torch.save(
-            {"fingerprint": fingerprint, "emb": emb.detach(), "opt": opt.state_dict(), "step": step, "losses": losses},
-            tmp,
-        )
-        os.replace(tmp, state_file)
-
+    checkpoint = _Checkpoint(Path(state_dir) / "adapt-state.pt" if state_dir else None, fingerprint, emb, opt, losses)
+    start = checkpoint.load()
+    save = checkpoint.save
     mask_id = tokenizer.token_to_id("[MASK]")
     cls_id = tokenizer.token_to_id("[CLS]")
     sep_id = tokenizer.token_to_id("[SEP]")
     pad_id = tokenizer.token_to_id("[PAD]") or 0
     t_train = time.monotonic()
     for step in range(start, settings.steps):
-        if paused is not None and paused() and not (should_stop is not None and should_stop()):
-            save(step)  # a long pause must not hold the only copy of the work
-            while paused() and not (should_stop is not None and should_stop()):
-                time.sleep(0.05)
-        if should_stop is not None and should_stop():
-            save(step)
-            raise Cancelled(f"adaptation stopped at step {step} of {settings.steps}; it resumes from there")
+        _wait_or_stop(step, settings.steps, save, paused, should_stop)
         rng = np.random.default_rng([settings.seed, step])
         pick = rng.choice(len(chunks), size=min(settings.batch_size, len(chunks)), replace=False)
         b = mask_batch([chunks[i] for i in pick], rng, settings.mask_prob, mask_id, cls_id, sep_id, pad_id, corpus_ids)
@@ -372,6 +406,45 @@ def train_embeddings(
     return emb.detach().numpy(), log
 
 
+def _expanded(
+    bundle_dir: Path, tokenizer_json: str, matrix: np.ndarray, sentences: Sequence[str], mlm: str
+) -> tuple[str, np.ndarray, np.ndarray | None, dict[str, Any]]:
+    """Vocabulary expansion (CAI): the tokenizer with the corpus's frequent words added, the
+    matrix with a row per new word (the mean of its pieces' rows), the MLM head's bias grown
+    the same way (``mlm == "head"``), and what was added."""
+    from engine.model.vocab import expand_vocabulary
+
+    exp = expand_vocabulary(tokenizer_json, sentences)
+    head_bias = None
+    if exp.pieces:
+        new_rows = np.stack([matrix[p].mean(axis=0) for p in exp.pieces])
+        matrix = np.concatenate([matrix, new_rows])
+        if mlm == "head":
+            from safetensors.numpy import load_file
+
+            bias = load_file(str(bundle_dir / MLM_DIR / "head.safetensors"))["bias"].astype(np.float32)
+            head_bias = np.concatenate([bias, np.asarray([bias[p].mean() for p in exp.pieces], np.float32)])
+    expansion = {"added": len(exp.tokens), "rounds": exp.rounds, "seconds": exp.seconds, "examples": exp.tokens[:20]}
+    return exp.tokenizer_json, matrix, head_bias, expansion
+
+
+def _write_config(
+    out_dir: Path, bundle: Bundle, bundle_dir: Path, cfg: dict[str, Any], vocab_size: int, adaptation: dict[str, Any]
+) -> None:
+    """The adapted bundle's config.json (written last, atomically: a bundle is complete once
+    it has one): its name, vocabulary size, where it came from and how it was adapted."""
+    new_cfg = {
+        **cfg,
+        "name": f"{bundle.name}+adapted",
+        "vocab_size": vocab_size,
+        "adapted_from": {"name": cfg.get("name"), "version": cfg.get("version"), "path": str(bundle_dir)},
+        "adaptation": adaptation,
+    }
+    tmp = out_dir / "config.json.tmp"
+    tmp.write_text(json.dumps(new_cfg, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out_dir / "config.json")
+
+
 def adapt_bundle(
     bundle_dir: Path,
     sentences: Sequence[str],
@@ -395,7 +468,6 @@ def adapt_bundle(
     ``sentences`` (the user's corpus, in document order). Returns ``out_dir``. While
     ``paused()`` says so, training waits between steps (``should_stop`` still ends it)."""
     from engine.model.features import load_tokenizer
-    from engine.model.vocab import expand_vocabulary
 
     bundle_dir, out_dir = Path(bundle_dir), Path(out_dir)
     settings = AdaptSettings(steps, batch_size, lr, mask_prob, mlm, softmax, vocab_expansion, MLM_MAX_LENGTH, seed)
@@ -407,22 +479,11 @@ def adapt_bundle(
     matrix16 = read_embedding_matrix(bundle_dir / graphs[0], init_name)
     matrix = matrix16.astype(np.float32)
     tokenizer_json = bundle.tokenizer_path.read_text(encoding="utf-8")
-    head_bias = None
-    expansion: dict[str, Any] | None = None
-    if vocab_expansion:
-        if progress is not None:
-            progress(AdaptProgress("vocabulary", 0, steps, None, 0.0, None))
-        exp = expand_vocabulary(tokenizer_json, sentences)
-        tokenizer_json = exp.tokenizer_json
-        if exp.pieces:
-            new_rows = np.stack([matrix[p].mean(axis=0) for p in exp.pieces])
-            matrix = np.concatenate([matrix, new_rows])
-            if mlm == "head":
-                from safetensors.numpy import load_file
-
-                bias = load_file(str(bundle_dir / MLM_DIR / "head.safetensors"))["bias"].astype(np.float32)
-                head_bias = np.concatenate([bias, np.asarray([bias[p].mean() for p in exp.pieces], np.float32)])
-        expansion = {"added": len(exp.tokens), "rounds": exp.rounds, "seconds": exp.seconds, "examples": exp.tokens[:20]}
+    if vocab_expansion and progress is not None:
+        progress(AdaptProgress("vocabulary", 0, steps, None, 0.0, None))
+    tokenizer_json, matrix, head_bias, expansion = (
+        _expanded(bundle_dir, tokenizer_json, matrix, sentences, mlm) if vocab_expansion else (tokenizer_json, matrix, None, None)
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     tok_file = out_dir / "tokenizer.json"
     tok_file.write_text(tokenizer_json, encoding="utf-8")
@@ -448,26 +509,16 @@ def adapt_bundle(
     for name in graphs:
         replace_embedding_matrix(bundle_dir / name, out_dir / name, new.astype(np.float16), init_name)
     changed = int(np.count_nonzero(np.any(new[: matrix16.shape[0]] != matrix16.astype(np.float32), axis=1)))
-    new_cfg = dict(cfg)
-    new_cfg.update(
-        {
-            "name": f"{bundle.name}+adapted",
-            "vocab_size": int(new.shape[0]),
-            "adapted_from": {"name": cfg.get("name"), "version": cfg.get("version"), "path": str(bundle_dir)},
-            "adaptation": {
-                **asdict(settings),
-                "sentences": len(sentences),
-                "rows_changed": changed,
-                "vocabulary_expansion": expansion,
-                "seconds": round(time.monotonic() - t0, 1),
-                "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                **log,
-            },
-        }
-    )
-    tmp = out_dir / "config.json.tmp"
-    tmp.write_text(json.dumps(new_cfg, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, out_dir / "config.json")
+    adaptation = {
+        **asdict(settings),
+        "sentences": len(sentences),
+        "rows_changed": changed,
+        "vocabulary_expansion": expansion,
+        "seconds": round(time.monotonic() - t0, 1),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        **log,
+    }
+    _write_config(out_dir, bundle, bundle_dir, cfg, int(new.shape[0]), adaptation)
     if state_dir is not None:
         (Path(state_dir) / "adapt-state.pt").unlink(missing_ok=True)
     if progress is not None:
