@@ -235,7 +235,7 @@ def bundle_with_graph(bundle_dir: Path, graph: str, view: Path) -> Path:
     return view
 
 
-def main(argv: list[str] | None = None) -> dict:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sentences", type=int, default=2000, help="about this many sentences (default 2000)")
     ap.add_argument("--threads", type=int, default=None, help="encoder threads (default: engine default)")
@@ -257,7 +257,140 @@ def main(argv: list[str] | None = None) -> dict:
     )
     ap.add_argument("--note", default="", help="what else was running (recorded in the JSON)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def catalog_size(home: Path) -> int:
+    """Bytes of the catalog's files (the database, its write-ahead log and shared memory)."""
+    return sum(p.stat().st_size for p in home.glob("catalog.sqlite*") if p.is_file())
+
+
+def index_and_measure(engine: Engine, corpus: Path) -> dict:
+    """Index ``corpus`` from scratch under a peak-RSS sampler, time a first question and
+    close the engine; the timings, the generation folder and its sizes while open."""
+    with PeakRSS() as rss:
+        t0 = time.perf_counter()
+        progress = engine.index([corpus])
+        wall = time.perf_counter() - t0
+    status = engine.status()
+    gen_dir = Path(status["generation"]["index_dir"])
+    index_bytes = folder_bytes(gen_dir)
+    catalog_bytes = catalog_size(engine.layout.home)
+    q0 = time.perf_counter()
+    engine.ask("What is the capital city of the country?", top=10)
+    ask_ms = (time.perf_counter() - q0) * 1000
+    engine.close()
+    return {
+        "wall": wall,
+        "progress": progress,
+        "rss": rss,
+        "gen_dir": gen_dir,
+        "index_bytes": index_bytes,
+        "catalog_bytes": catalog_bytes,
+        "n_indexed": status["sentences"],
+        "ask_ms": ask_ms,
+    }
+
+
+def index_parts(gen_dir: Path, engine: Engine) -> tuple[dict[str, int], dict]:
+    """The whole index by part, measured closed (the catalog's write-ahead log folded in):
+    SPARC levels (column store), whole-document BM25 index, the sentence tantivy index
+    (text, BM25 postings, stored fields, filters: the rest of the generation folder)
+    and the catalog (files, documents, their texts); the column store by file and the
+    catalog by table, to tell per-sentence bytes from per-segment and per-file ones."""
+    columns_bytes = folder_bytes(gen_dir / COLUMNS_DIR)
+    docs_bytes = folder_bytes(gen_dir / DOCS_FOLDER)
+    parts = {
+        "columns": columns_bytes,
+        "document_index": docs_bytes,
+        "sentence_tantivy": folder_bytes(gen_dir) - columns_bytes - docs_bytes,
+        "catalog": catalog_size(engine.layout.home),
+    }
+    breakdown = {
+        "columns": column_files(gen_dir / COLUMNS_DIR),
+        "sentence_tantivy_by_extension": tantivy_files(gen_dir),
+        "catalog_tables": catalog_tables(engine.layout.catalog),
+    }
+    return parts, breakdown
+
+
+def encoder_only(
+    bundle: Path,
+    threads: int,
+    sentences: list[str],
+    contexts: list[str],
+    groups: list[tuple[int, int]],
+    no_encoder_rate: bool,
+) -> tuple[dict, list[int]]:
+    """The ONNX encoder alone on the pipeline's pairs (``no_encoder_rate``: only the first
+    1,000 sentences, for the non-zero counts); its rate and the sorted non-zero counts."""
+    enc = SparseEncoder(bundle, threads=threads)
+    enc.encode(sentences[:32], contexts[:32], BATCH_SIZE, groups[:32])  # warm-up
+    m = 1000 if no_encoder_rate else len(sentences)
+    e0 = time.perf_counter()
+    vectors = enc.encode(sentences[:m], contexts[:m], BATCH_SIZE, groups[:m])
+    enc_s = time.perf_counter() - e0
+    rate = {"seconds": enc_s, "sentences": m, "sentences_per_s": m / enc_s, "batch_size": BATCH_SIZE}
+    return rate, sorted(len(v) for v in vectors)
+
+
+def index_section(measured: dict, parts: dict[str, int], breakdown: dict) -> dict:
+    """The result's ``index`` entry: sizes in all and per indexed sentence."""
+    n_indexed = measured["n_indexed"]
+    return {
+        "bytes": measured["index_bytes"],
+        "bytes_per_sentence": measured["index_bytes"] / max(1, n_indexed),
+        "catalog_bytes": measured["catalog_bytes"],
+        "parts": parts,
+        "parts_bytes_per_sentence": {k: v / max(1, n_indexed) for k, v in parts.items()},
+        "whole_bytes_per_sentence": sum(parts.values()) / max(1, n_indexed),
+        "breakdown": breakdown,
+    }
+
+
+def add_torch_runs(result: dict, args: argparse.Namespace, sentences: list[str], contexts: list[str], bundle: Path, threads: int) -> None:
+    """Torch fp32 ``sparse_topk`` on the same pairs at each batch size, the fastest, and the
+    ONNX encoder's speed-up over it."""
+    runs = [
+        {
+            "batch_size": b,
+            **torch_rate(sentences, contexts, bundle, threads, args.base, args.checkpoint, b),
+        }
+        for b in sorted({BATCH_SIZE, 32})
+    ]
+    result["torch_fp32_runs"] = runs
+    result["torch_fp32"] = max(runs, key=lambda r: r["sentences_per_s"])
+    result["speedup_onnx_vs_torch_fp32_encode"] = (
+        result["onnx_encode_only"]["sentences_per_s"] / result["torch_fp32"]["sentences_per_s"]
+    )
+
+
+def print_summary(result: dict, out: Path, load: list[float]) -> None:
+    corpus, threads = result["corpus"], result["threads"]
+    e2e = result["end_to_end"]
+    print(f"corpus: {corpus['files']} files, {corpus['sentences']} sentences; threads {threads}; load {load[0]:.1f}")
+    print(f"end to end (ONNX bundle):  {e2e['sentences_per_s']:.1f} sentences/s in {e2e['seconds']:.1f} s")
+    print(f"encoder alone (ONNX):     {result['onnx_encode_only']['sentences_per_s']:.1f} sentences/s")
+    if "torch_fp32" in result:
+        t = result["torch_fp32"]
+        print(
+            f"torch fp32 sparse_topk:   {t['sentences_per_s']:.1f} sentences/s  (ONNX x{result['speedup_onnx_vs_torch_fp32_encode']:.2f})"
+        )
+    print(f"peak RSS while indexing:  {e2e['peak_rss_mb']:.0f} MB (before: {e2e['rss_before_mb']:.0f} MB)")
+    ix = result["index"]
+    print(
+        f"index: {ix['bytes'] / 1e6:.1f} MB, {ix['bytes_per_sentence']:.0f} bytes/sentence "
+        f"(median {result['nonzeros_per_sentence']['median']} non-zeros); catalog {ix['catalog_bytes'] / 1e6:.1f} MB"
+    )
+    print(
+        f"whole index {ix['whole_bytes_per_sentence']:.0f} bytes/sentence: "
+        + ", ".join(f"{k} {v:.0f}" for k, v in ix["parts_bytes_per_sentence"].items())
+    )
+    print(f"wrote {out}")
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
     if not SQUAD.is_file():
         print(f"SQuAD dev not found at {SQUAD}: this benchmark needs ../shared/data", file=sys.stderr)
         raise SystemExit(2)
@@ -282,49 +415,10 @@ def main(argv: list[str] | None = None) -> dict:
         load = harness.load()
 
         engine = Engine(home=work / "home", bundle_dir=bundle, threads=threads)
-        with PeakRSS() as rss:
-            t0 = time.perf_counter()
-            progress = engine.index([corpus])
-            wall = time.perf_counter() - t0
-        status = engine.status()
-        gen_dir = Path(status["generation"]["index_dir"])
-        index_bytes = folder_bytes(gen_dir)
-        catalog_bytes = sum(
-            p.stat().st_size for p in engine.layout.home.glob("catalog.sqlite*") if p.is_file()
-        )
-        n_indexed = status["sentences"]
-        q0 = time.perf_counter()
-        engine.ask("What is the capital city of the country?", top=10)
-        ask_ms = (time.perf_counter() - q0) * 1000
-        engine.close()
-        # The whole index by part, measured closed (the catalog's write-ahead log folded in):
-        # SPARC levels (column store), whole-document BM25 index, the sentence tantivy index
-        # (text, BM25 postings, stored fields, filters: the rest of the generation folder)
-        # and the catalog (files, documents, their texts); the column store by file and the
-        # catalog by table, to tell per-sentence bytes from per-segment and per-file ones.
-        columns_bytes = folder_bytes(gen_dir / COLUMNS_DIR)
-        docs_bytes = folder_bytes(gen_dir / DOCS_FOLDER)
-        closed_catalog = sum(p.stat().st_size for p in engine.layout.home.glob("catalog.sqlite*") if p.is_file())
-        parts = {
-            "columns": columns_bytes,
-            "document_index": docs_bytes,
-            "sentence_tantivy": folder_bytes(gen_dir) - columns_bytes - docs_bytes,
-            "catalog": closed_catalog,
-        }
-        breakdown = {
-            "columns": column_files(gen_dir / COLUMNS_DIR),
-            "sentence_tantivy_by_extension": tantivy_files(gen_dir),
-            "catalog_tables": catalog_tables(engine.layout.catalog),
-        }
-
-        enc = SparseEncoder(bundle, threads=threads)
-        enc.encode(sentences[:32], contexts[:32], BATCH_SIZE, groups[:32])  # warm-up
-        # --no-encoder-rate: only the first 1,000 sentences, for the non-zero counts.
-        m = 1000 if args.no_encoder_rate else len(sentences)
-        e0 = time.perf_counter()
-        vectors = enc.encode(sentences[:m], contexts[:m], BATCH_SIZE, groups[:m])
-        enc_s = time.perf_counter() - e0
-        nnz = sorted(len(v) for v in vectors)
+        measured = index_and_measure(engine, corpus)
+        parts, breakdown = index_parts(measured["gen_dir"], engine)
+        encode_rate, nnz = encoder_only(bundle, threads, sentences, contexts, groups, args.no_encoder_rate)
+        n_indexed, wall, rss = measured["n_indexed"], measured["wall"], measured["rss"]
 
         result: dict = {
             "machine": {  # the harness adds the rest of the machine
@@ -346,66 +440,23 @@ def main(argv: list[str] | None = None) -> dict:
                 "seconds": wall,
                 "sentences_indexed": n_indexed,
                 "sentences_per_s": n_indexed / wall,
-                "phase": progress.phase,
+                "phase": measured["progress"].phase,
                 "peak_rss_mb": rss.peak / 2**20,
                 "rss_before_mb": rss.start_rss / 2**20,
             },
-            "onnx_encode_only": {
-                "seconds": enc_s,
-                "sentences": m,
-                "sentences_per_s": m / enc_s,
-                "batch_size": BATCH_SIZE,
-            },
-            "nonzeros_per_sentence": {"median": nnz[len(nnz) // 2], "max": nnz[-1], "of": m},
-            "index": {
-                "bytes": index_bytes,
-                "bytes_per_sentence": index_bytes / max(1, n_indexed),
-                "catalog_bytes": catalog_bytes,
-                "parts": parts,
-                "parts_bytes_per_sentence": {k: v / max(1, n_indexed) for k, v in parts.items()},
-                "whole_bytes_per_sentence": sum(parts.values()) / max(1, n_indexed),
-                "breakdown": breakdown,
-            },
-            "first_ask_ms": ask_ms,
+            "onnx_encode_only": encode_rate,
+            "nonzeros_per_sentence": {"median": nnz[len(nnz) // 2], "max": nnz[-1], "of": encode_rate["sentences"]},
+            "index": index_section(measured, parts, breakdown),
+            "first_ask_ms": measured["ask_ms"],
         }
         if not args.no_torch:
-            runs = [
-                {
-                    "batch_size": b,
-                    **torch_rate(sentences, contexts, bundle, threads, args.base, args.checkpoint, b),
-                }
-                for b in sorted({BATCH_SIZE, 32})
-            ]
-            result["torch_fp32_runs"] = runs
-            result["torch_fp32"] = max(runs, key=lambda r: r["sentences_per_s"])
-            result["speedup_onnx_vs_torch_fp32_encode"] = (
-                result["onnx_encode_only"]["sentences_per_s"] / result["torch_fp32"]["sentences_per_s"]
-            )
+            add_torch_runs(result, args, sentences, contexts, bundle, threads)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
     result = harness.with_header(result, recorder)
     out = harness.write_json(harness.result_path("indexing", args.out), result)
-    e2e = result["end_to_end"]
-    print(f"corpus: {n_files} files, {len(sentences)} sentences; threads {threads}; load {load[0]:.1f}")
-    print(f"end to end (ONNX bundle):  {e2e['sentences_per_s']:.1f} sentences/s in {e2e['seconds']:.1f} s")
-    print(f"encoder alone (ONNX):     {result['onnx_encode_only']['sentences_per_s']:.1f} sentences/s")
-    if "torch_fp32" in result:
-        t = result["torch_fp32"]
-        print(
-            f"torch fp32 sparse_topk:   {t['sentences_per_s']:.1f} sentences/s  (ONNX x{result['speedup_onnx_vs_torch_fp32_encode']:.2f})"
-        )
-    print(f"peak RSS while indexing:  {e2e['peak_rss_mb']:.0f} MB (before: {e2e['rss_before_mb']:.0f} MB)")
-    ix = result["index"]
-    print(
-        f"index: {ix['bytes'] / 1e6:.1f} MB, {ix['bytes_per_sentence']:.0f} bytes/sentence "
-        f"(median {result['nonzeros_per_sentence']['median']} non-zeros); catalog {ix['catalog_bytes'] / 1e6:.1f} MB"
-    )
-    print(
-        f"whole index {ix['whole_bytes_per_sentence']:.0f} bytes/sentence: "
-        + ", ".join(f"{k} {v:.0f}" for k, v in ix["parts_bytes_per_sentence"].items())
-    )
-    print(f"wrote {out}")
+    print_summary(result, out, load)
     return result
 
 
