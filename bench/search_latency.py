@@ -321,26 +321,17 @@ def _same(got: tuple[Sequence[int], Sequence[float]], want: tuple[np.ndarray, np
     return list(got[0]) == want[0][:10].tolist() and list(got[1]) == want[1][:10].tolist()
 
 
-def run_size(
-    n: int, args: argparse.Namespace, model: VectorModel, tag: str, log: Callable[[str], None]
+def _describe(
+    n: int, args: argparse.Namespace, tag: str, built: Built, idx: SentenceIndex, nnz: float,
+    questions: list[list[int]], filters: dict[str, tuple[IndexFilters, np.ndarray]],
 ) -> dict[str, Any]:
-    """Build, time and check one corpus size; returns the JSON-able result."""
-    log(f"== {n:,} sentences ({tag})")
-    built = build(n, model, tag, Path(args.workdir), args.seed, log)
-    impacts = [build_impact(n, b, built, model, tag, args, log) for b in args.impact_base or []]
-    _reset_peak_rss()
-    rss0 = _vmhwm_mb()
-    idx = SentenceIndex.open(built.index_dir)
+    """The result's first keys: the corpus, the index's layout and size, its build, the
+    questions and the filters."""
     size = _dir_bytes(built.index_dir)
     col_size = _dir_bytes(built.index_dir / COLUMNS_DIR)
-    first = _chunk(model, args.seed, 0, min(CHUNK, n), built.chunks_dir)
-    questions = sample_questions(_vectors(*first)[:2000], args.queries, seed=args.seed + 1)
     q_len = [len(set(q)) for q in questions]
     segs = idx._view.columns.segments
-    nnz = int(first[0][-1]) / (first[0].shape[0] - 1)
-    filters = bench_filters(n)
-
-    result: dict[str, Any] = {
+    return {
         "sentences": n,
         "vectors": tag,
         "mean_nnz": nnz,
@@ -361,9 +352,15 @@ def run_size(
         "filters": {k: {"filter": repr(f), "share": float(m.mean())} for k, (f, m) in filters.items()},
     }
 
+
+def _column_variants(
+    idx: SentenceIndex, questions: list[list[int]], filters: dict[str, tuple[IndexFilters, np.ndarray]],
+    args: argparse.Namespace, result: dict[str, Any],
+) -> dict[str, Callable[[list[int]], Any]]:
+    """Warm the column index up and time its first filtered questions (into ``result``);
+    its timed variants."""
     # Warm-up, one pass over the questions: the first touches of the memory-mapped columns
     # come from disk.
-    log("  timing the column index and the impact-term indexes")
     first_pass = [_time(lambda q=q: idx.search(q, args.top_k))[0] for q in questions]
     result["first_pass_ms"] = _percentiles(first_pass)
     # The column index finds a filter's sentence ids with tantivy once per filter and commit:
@@ -378,6 +375,16 @@ def run_size(
     }
     for k, (f, _) in filters.items():
         variants[f"filter_{k}"] = lambda q, f=f: idx.search(q, args.top_k, filters=f)
+    return variants
+
+
+def _impact_variants(
+    n: int, impacts: list[ImpactBuilt], questions: list[list[int]],
+    filters: dict[str, tuple[IndexFilters, np.ndarray]], args: argparse.Namespace,
+    result: dict[str, Any], variants: dict[str, Callable[[list[int]], Any]],
+) -> dict[str, ImpactIndex]:
+    """Open each impact-term index, warm it up and describe it (into ``result``), and add its
+    variants to ``variants``; the opened stores by name."""
     stores: dict[str, ImpactIndex] = {}
     for ib in impacts:
         imp = ImpactIndex.open(ib.index_dir)
@@ -402,67 +409,119 @@ def run_size(
         variants[f"{name}_plain_top10"] = lambda q, imp=imp: imp.search(q, 10)
         for k, (f, _) in filters.items():
             variants[f"{name}_filter_{k}"] = lambda q, imp=imp, f=f: imp.search(q, args.top_k, filters=f)
+    return stores
+
+
+def _time_stores(
+    questions: list[list[int]], variants: dict[str, Callable[[list[int]], Any]],
+    stores: dict[str, ImpactIndex], result: dict[str, Any],
+) -> None:
+    """Every variant of every store, question by question; the column index's times and
+    each impact store's, into ``result``."""
     lat, cpu = _run_variants(questions, variants)
     result["index_ms"] = {k: v for k, v in lat.items() if not k.startswith("impact")}
     result["index_cpu_ms"] = {k: v for k, v in cpu.items() if not k.startswith("impact")}
     for name in stores:
         result[name]["ms"] = {k[len(name) + 1 :]: v for k, v in lat.items() if k.startswith(name + "_")}
         result[name]["cpu_ms"] = {k[len(name) + 1 :]: v for k, v in cpu.items() if k.startswith(name + "_")}
+
+
+def _check_against_oracle(
+    oracle: BruteForceOracle, idx: SentenceIndex, stores: dict[str, ImpactIndex],
+    questions: list[list[int]], idfs: dict[tuple[int, ...], Any],
+    filters: dict[str, tuple[IndexFilters, np.ndarray]], keep_float: bool,
+) -> tuple[dict[str, dict[str, int]], dict[str, list[float]]]:
+    """Top-10 mismatches against the oracle of every store by filter, with and without IDF,
+    and (``keep_float``) the quantised oracle's recall against float scores."""
+    cases: list[tuple[str, IndexFilters | None, np.ndarray | None]] = [("none", None, None)]
+    cases += [(k, f, m) for k, (f, m) in filters.items()]
+    checks = {name: dict.fromkeys([c[0] for c in cases], 0) for name in ("columns", *stores)}
+    recall: dict[str, list[float]] = {"plain@10": [], "idf@10": [], "plain@100": [], "idf@100": []}
+    for q in questions:
+        idf = idfs[tuple(q)]
+        for w in (None, idf):
+            for case, f, mask in cases:
+                o = oracle.score(q, w, 100, mask=mask)
+                hits = idx.search(q, 10, idf=w, filters=f)
+                if not _same(([h.sentence_id for h in hits], [h.score for h in hits]), o):
+                    checks["columns"][case] += 1
+                for name, imp in stores.items():
+                    got = imp.search(q, 10, idf=w, filters=f)
+                    if not _same((got[0].tolist(), got[1].tolist()), o):
+                        checks[name][case] += 1
+            if keep_float:
+                o_ids, _ = oracle.score(q, w, 100)
+                f_ids, _ = oracle.float_score(q, w, 100)
+                name = "plain" if w is None else "idf"
+                for k in (10, 100):
+                    recall[f"{name}@{k}"].append(
+                        len(set(f_ids[:k]) & set(o_ids[:k])) / max(1, len(f_ids[:k]))
+                    )
+    return checks, recall
+
+
+def _oracle_phase(
+    n: int, args: argparse.Namespace, built: Built, idx: SentenceIndex, stores: dict[str, ImpactIndex],
+    questions: list[list[int]], filters: dict[str, tuple[IndexFilters, np.ndarray]],
+    result: dict[str, Any], log: Callable[[str], None],
+) -> None:
+    """Build the oracle, time it, and check every store's exactness and the recall against
+    it (into ``result``)."""
+    log("  building the oracle")
+    keep_float = n <= args.recall_max
+    t0 = time.perf_counter()
+    oracle = build_oracle(n, built, args.vocab, keep_float)
+    result["oracle_build_seconds"] = time.perf_counter() - t0
+    idfs = {tuple(q): idx.idf(q) for q in questions}
+    for name, imp in stores.items():  # both stores count the same document frequencies
+        result[name]["idf_equal"] = all(imp.idf(q) == idfs[tuple(q)] for q in questions[:20])
+    log("  timing the oracle")
+    date_mask = filters["date"][1]
+    result["oracle_ms"], result["oracle_cpu_ms"] = _run_variants(
+        questions,
+        {
+            "plain": lambda q: oracle.score(q, None, args.top_k),
+            "idf": lambda q: oracle.score(q, idfs[tuple(q)], args.top_k),
+            "filter_date": lambda q: oracle.score(q, None, args.top_k, mask=date_mask),
+        },
+    )
+    log("  checking exactness and recall")
+    checks, recall = _check_against_oracle(oracle, idx, stores, questions, idfs, filters, keep_float)
+    result["top10_mismatches"] = checks["columns"]["none"]
+    result["top10_checked"] = 2 * len(questions)
+    result["top10_mismatches_by_filter"] = checks["columns"]
+    for name in stores:
+        result[name]["top10_mismatches_by_filter"] = checks[name]
+    if keep_float:
+        result["recall_vs_float"] = {k: float(np.mean(v)) for k, v in recall.items()}
+    # the oracle (float scores included) is freed on return, before the run's peak RSS
+
+
+def run_size(
+    n: int, args: argparse.Namespace, model: VectorModel, tag: str, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Build, time and check one corpus size; returns the JSON-able result."""
+    log(f"== {n:,} sentences ({tag})")
+    built = build(n, model, tag, Path(args.workdir), args.seed, log)
+    impacts = [build_impact(n, b, built, model, tag, args, log) for b in args.impact_base or []]
+    _reset_peak_rss()
+    rss0 = _vmhwm_mb()
+    idx = SentenceIndex.open(built.index_dir)
+    first = _chunk(model, args.seed, 0, min(CHUNK, n), built.chunks_dir)
+    questions = sample_questions(_vectors(*first)[:2000], args.queries, seed=args.seed + 1)
+    nnz = int(first[0][-1]) / (first[0].shape[0] - 1)
+    filters = bench_filters(n)
+    result = _describe(n, args, tag, built, idx, nnz, questions, filters)
+
+    log("  timing the column index and the impact-term indexes")
+    variants = _column_variants(idx, questions, filters, args, result)
+    stores = _impact_variants(n, impacts, questions, filters, args, result, variants)
+    _time_stores(questions, variants, stores, result)
     result["index_peak_rss_mb"] = _vmhwm_mb()
     result["rss_before_open_mb"] = rss0
 
     if n <= args.oracle_max:
-        log("  building the oracle")
-        keep_float = n <= args.recall_max
-        t0 = time.perf_counter()
-        oracle = build_oracle(n, built, args.vocab, keep_float)
-        result["oracle_build_seconds"] = time.perf_counter() - t0
-        idfs = {tuple(q): idx.idf(q) for q in questions}
-        for name, imp in stores.items():  # both stores count the same document frequencies
-            result[name]["idf_equal"] = all(imp.idf(q) == idfs[tuple(q)] for q in questions[:20])
-        log("  timing the oracle")
-        date_mask = filters["date"][1]
-        result["oracle_ms"], result["oracle_cpu_ms"] = _run_variants(
-            questions,
-            {
-                "plain": lambda q: oracle.score(q, None, args.top_k),
-                "idf": lambda q: oracle.score(q, idfs[tuple(q)], args.top_k),
-                "filter_date": lambda q: oracle.score(q, None, args.top_k, mask=date_mask),
-            },
-        )
-        log("  checking exactness and recall")
-        cases: list[tuple[str, IndexFilters | None, np.ndarray | None]] = [("none", None, None)]
-        cases += [(k, f, m) for k, (f, m) in filters.items()]
-        checks = {name: dict.fromkeys([c[0] for c in cases], 0) for name in ("columns", *stores)}
-        recall: dict[str, list[float]] = {"plain@10": [], "idf@10": [], "plain@100": [], "idf@100": []}
-        for q in questions:
-            idf = idfs[tuple(q)]
-            for w in (None, idf):
-                for case, f, mask in cases:
-                    o = oracle.score(q, w, 100, mask=mask)
-                    hits = idx.search(q, 10, idf=w, filters=f)
-                    if not _same(([h.sentence_id for h in hits], [h.score for h in hits]), o):
-                        checks["columns"][case] += 1
-                    for name, imp in stores.items():
-                        got = imp.search(q, 10, idf=w, filters=f)
-                        if not _same((got[0].tolist(), got[1].tolist()), o):
-                            checks[name][case] += 1
-                if keep_float:
-                    o_ids, _ = oracle.score(q, w, 100)
-                    f_ids, _ = oracle.float_score(q, w, 100)
-                    name = "plain" if w is None else "idf"
-                    for k in (10, 100):
-                        recall[f"{name}@{k}"].append(
-                            len(set(f_ids[:k]) & set(o_ids[:k])) / max(1, len(f_ids[:k]))
-                        )
-        result["top10_mismatches"] = checks["columns"]["none"]
-        result["top10_checked"] = 2 * len(questions)
-        result["top10_mismatches_by_filter"] = checks["columns"]
-        for name in stores:
-            result[name]["top10_mismatches_by_filter"] = checks[name]
-        if keep_float:
-            result["recall_vs_float"] = {k: float(np.mean(v)) for k, v in recall.items()}
-        del oracle
+        _oracle_phase(n, args, built, idx, stores, questions, filters, result, log)
     else:
         result["oracle_ms"] = None
         built.notes.append(f"oracle skipped above --oracle-max {args.oracle_max:,} sentences (memory)")
