@@ -313,6 +313,80 @@ def idf_column_weights(tokenizer, sentences: list[Sentence], vocab_size: int) ->
     return torch.tensor(idf.max() / idf, dtype=torch.float32)
 
 
+def _penalty_and_stats(
+    model: SparcModel,
+    states: torch.Tensor,
+    batch: dict[str, torch.Tensor],
+    flops: Flops,
+    step: int,
+    lam: float,
+    prune_ratio: float,
+    stats: bool,
+    out: dict,
+) -> torch.Tensor | None:
+    """The FLOPS penalty of this process's documents (None when it is off). When it is on, or
+    ``stats`` is asked (then over a few documents, without grad), ``out`` gets the penalty's value
+    and the documents' non-zero counts."""
+    mask = batch["sentence_mask"]
+    pmask = batch.get("passage_mask")
+    idx = flops.subset(states.shape[0], step)
+    st, mk = (states, mask) if idx is None else (states[idx], mask[idx])
+    pm = pmask if pmask is None or idx is None else pmask[idx]
+    if lam > 0:
+        f = full_vectors(model, st, mk, pm)
+        pen = flops_penalty(f, flops.threshold, flops.column_weights)
+        out["flops"] = float(pen.detach())
+        out.update(doc_nnz_stats(f, prune_ratio))
+        return pen
+    if stats:
+        with torch.no_grad():
+            few = 16 if idx is None else len(idx)
+            f = full_vectors(model, st[:few].detach(), mk[:few], None if pm is None else pm[:few])
+            out["flops"] = float(flops_penalty(f, flops.threshold, flops.column_weights))
+            out.update(doc_nnz_stats(f, prune_ratio))
+    return None
+
+
+def _gathered_loss(
+    model: SparcModel,
+    pooled: torch.Tensor,
+    q_local: torch.Tensor,
+    teacher: torch.Tensor | None,
+    distill_weight: float,
+    rank: int,
+    world: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The loss of every process's questions against every process's candidates (the pooled
+    scores and the question bags gathered from all processes).
+
+    Returns the loss, the scores of all candidates and this process's pooled scores as a leaf
+    tensor: after ``loss.backward()`` its ``.grad`` is the gradient cache of the second pass."""
+    b = q_local.shape[0]
+    pooled_all = [torch.zeros_like(pooled) for _ in range(world)]
+    dist.all_gather(pooled_all, pooled)
+    pooled_all[rank] = pooled.detach().requires_grad_(True)
+    q_all = [torch.zeros_like(q_local) for _ in range(world)]
+    dist.all_gather(q_all, q_local)
+    # candidates: for each process its positives, negs1, negs2 in process order
+    cand = torch.cat(pooled_all)  # [3B*world, U]
+    scores = model.scores(cand)
+    loss = torch.stack(
+        [
+            in_batch_loss(
+                q_all[r], scores, 3 * b * r, None if teacher is None else teacher[b * r : b * (r + 1)], distill_weight
+            )
+            for r in range(world)
+        ]
+    ).mean()
+    return loss, scores, pooled_all[rank]
+
+
+def _all_reduce_encoder_grads(model: SparcModel) -> None:
+    for p in model.encoder.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad)  # sum: each process holds its share of the global loss's gradient
+
+
 def step_gradients(
     model: SparcModel,
     batch: dict[str, torch.Tensor],
@@ -336,28 +410,11 @@ def step_gradients(
     """
     rank, world = _dist_info()
     lam = flops.lam(step)
-    mask = batch["sentence_mask"]
-    pmask = batch.get("passage_mask")
     emb_q = model.word_embeddings.weight[vocab_t]
     out: dict = {"lam": lam}
 
     def penalty_and_stats(states: torch.Tensor) -> torch.Tensor | None:
-        idx = flops.subset(states.shape[0], step)
-        st, mk = (states, mask) if idx is None else (states[idx], mask[idx])
-        pm = pmask if pmask is None or idx is None else pmask[idx]
-        if lam > 0:
-            f = full_vectors(model, st, mk, pm)
-            pen = flops_penalty(f, flops.threshold, flops.column_weights)
-            out["flops"] = float(pen.detach())
-            out.update(doc_nnz_stats(f, prune_ratio))
-            return pen
-        if stats:
-            with torch.no_grad():
-                few = 16 if idx is None else len(idx)
-                f = full_vectors(model, st[:few].detach(), mk[:few], None if pm is None else pm[:few])
-                out["flops"] = float(flops_penalty(f, flops.threshold, flops.column_weights))
-                out.update(doc_nnz_stats(f, prune_ratio))
-        return None
+        return _penalty_and_stats(model, states, batch, flops, step, lam, prune_ratio, stats, out)
 
     if world == 1:
         with autocast:
@@ -373,24 +430,9 @@ def step_gradients(
     rng = RandContext(q_local.device)
     with torch.no_grad(), autocast:
         pooled = model.pool(model.sentence_states(**batch), batch, emb_q).float()
-    pooled_all = [torch.zeros_like(pooled) for _ in range(world)]
-    dist.all_gather(pooled_all, pooled)
-    pooled_all[rank] = pooled.detach().requires_grad_(True)
-    q_all = [torch.zeros_like(q_local) for _ in range(world)]
-    dist.all_gather(q_all, q_local)
-    # candidates: for each process its positives, negs1, negs2 in process order
-    cand = torch.cat(pooled_all)  # [3B*world, U]
-    scores = model.scores(cand)
-    loss = torch.stack(
-        [
-            in_batch_loss(
-                q_all[r], scores, 3 * b * r, None if teacher is None else teacher[b * r : b * (r + 1)], distill_weight
-            )
-            for r in range(world)
-        ]
-    ).mean()
+    loss, scores, mine = _gathered_loss(model, pooled, q_local, teacher, distill_weight, rank, world)
     loss.backward()  # grads for w (identical on every process) and for this process's pooled scores
-    cached = pooled_all[rank].grad
+    cached = mine.grad
     with rng, autocast:  # the first pass's dropout masks
         states = model.sentence_states(**batch)
         pooled_again = model.pool(states, batch, emb_q).float()
@@ -399,9 +441,7 @@ def step_gradients(
     if pen is not None:
         surrogate = surrogate + lam * pen / world
     surrogate.backward()
-    for p in model.encoder.parameters():
-        if p.grad is not None:
-            dist.all_reduce(p.grad)  # sum: each process holds its share of the global loss's gradient
+    _all_reduce_encoder_grads(model)
     out.update(loss=loss, scores=scores[3 * b * rank : 3 * b * (rank + 1)].detach())
     return out
 
@@ -440,16 +480,168 @@ def load_model_from_checkpoint(ckpt: Path, base: Path | None = None) -> tuple[Sp
     return model, state
 
 
+def _device(args: argparse.Namespace) -> torch.device:
+    if torch.cuda.is_available() and not args.cpu:
+        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+    return torch.device("cpu")
+
+
+def _make_batcher(args: argparse.Namespace, base: Path, sentences: list[Sentence]) -> Batcher:
+    return Batcher(
+        str(base / "tokenizer.json"),
+        sentences,
+        args.max_length,
+        args.pooling,
+        passage=args.passage,
+        passage_vector=args.passage_vector,
+    )
+
+
+def _build_model(args: argparse.Namespace, base: Path, device: torch.device) -> SparcModel:
+    model = SparcModel(load_encoder(base), learn_w=not args.sparta, passage_vector=args.passage_vector)
+    if args.init_bundle is not None:  # a resumed checkpoint overrides it
+        load_bundle_weights(model, args.init_bundle)
+    return model.to(device)
+
+
+def _make_flops(args: argparse.Namespace, tokenizer, sentences: list[Sentence], vocab_size: int) -> Flops:
+    return Flops(
+        weight=args.flops_weight,
+        warmup=args.flops_warmup,
+        threshold=args.flops_threshold,
+        docs=args.flops_docs,
+        seed=args.seed,
+        column_weights=idf_column_weights(tokenizer, sentences, vocab_size) if args.flops_idf else None,
+    )
+
+
+def _load_question_weights(path: Path | None, vocab_size: int) -> np.ndarray | None:
+    """``--question-weights``: one weight per vocabulary id."""
+    if path is None:
+        return None
+    weights = np.load(path).astype(np.float32)
+    if weights.shape != (vocab_size,):
+        raise SystemExit(f"{path}: {weights.shape} weights for a vocabulary of {vocab_size}")
+    return weights
+
+
+def _load_teacher(args: argparse.Namespace, n_examples: int, n_sentences: int):
+    """``--distill``'s teacher (``trainer.teacher.Teacher``), or None."""
+    if args.distill is None:
+        return None
+    from trainer.teacher import Teacher
+
+    return Teacher(args.distill, n_examples, n_sentences, args.distill_scale)
+
+
+def _resume(out: Path, model: SparcModel, opt, sched, rank: int) -> int:
+    """Load the latest checkpoint in ``out`` (if any) into the model, optimiser and schedule;
+    the step it was written at (0 without one)."""
+    ckpt = latest_checkpoint(out)
+    if ckpt is None:
+        return 0
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    model.load_state_dict(state["model"], strict=False)
+    opt.load_state_dict(state["opt"])
+    sched.load_state_dict(state["sched"])
+    step = state["step"]
+    if rank == 0:
+        print(f"resumed from {ckpt} at step {step}", flush=True)
+    return step
+
+
+def _autocast(device: torch.device, bf16: bool):
+    if bf16:
+        return torch.autocast(device.type, dtype=torch.bfloat16)
+    return torch.autocast(device.type, enabled=False)
+
+
+def _chunk_ids(n: int, args: argparse.Namespace, step: int, per_epoch: int, rank: int, world: int) -> list[int]:
+    """This process's share of the step's examples (positions in the example list)."""
+    global_batch = args.batch * world
+    epoch, within = divmod(step, per_epoch)
+    order = epoch_order(n, args.seed, epoch)
+    start = within * global_batch + rank * args.batch
+    return order[start : start + args.batch]
+
+
+def _step_vocab(bags: list[list[int]], world: int) -> list[int]:
+    """The batch's question vocabulary, the same on every process."""
+    local_vocab = sorted({v for bag in bags for v in bag})
+    if world == 1:
+        return local_vocab
+    gathered: list[list[int]] = [None] * world  # type: ignore[list-item]
+    dist.all_gather_object(gathered, local_vocab)
+    return sorted({v for part in gathered for v in part})
+
+
+def _teacher_logits(
+    teacher, chunk_ids: list[int], chunk: list[Example], bags: list[list[int]], world: int, device: torch.device
+) -> torch.Tensor:
+    """The teacher's logits of every process's questions against every process's candidates,
+    in process order."""
+    mine = (chunk_ids, Batcher.candidates(chunk), bags)
+    parts = [mine]
+    if world > 1:
+        parts = [None] * world  # type: ignore[list-item]
+        dist.all_gather_object(parts, mine)
+    all_sids = [sid for part in parts for sid in part[1]]
+    logits = teacher.logits(
+        [i for part in parts for i in part[0]], all_sids, [bag for part in parts for bag in part[2]]
+    )
+    return torch.from_numpy(logits).to(device)
+
+
+def _log_record(
+    model: SparcModel,
+    res: dict,
+    batch: dict[str, torch.Tensor],
+    step: int,
+    per_epoch: int,
+    vocab_size: int,
+    lr: float,
+    elapsed_s: float,
+    log_every: int,
+) -> dict:
+    """The train-log.jsonl line of a logged step."""
+    with torch.no_grad():
+        nnz = float((res["scores"] > 0).float().sum(1).median())
+    rec = {
+        "step": step,
+        "epoch": round(step / per_epoch, 4),
+        "loss": round(float(res["loss"].detach()), 5),
+        "exp_w": round(float(torch.exp(model.w.detach())), 4),
+        "nnz_question_vocab_median": nnz,
+        "question_vocab": vocab_size,
+        "lr": lr,
+        "elapsed_s": round(elapsed_s, 1),
+    }
+    if "flops" in res:
+        rec.update(
+            flops=round(res["flops"], 4),
+            flops_lambda=res["lam"],
+            nnz_docs_median=res["nnz_docs_median"],
+            nnz_docs_pruned_median=res["nnz_docs_pruned_median"],
+        )
+    if step % (log_every * 10) == 0 or step == 1:
+        rec["nnz_full_median"] = full_vocab_nnz(model, batch)
+    return rec
+
+
+def _save_and_prune(out: Path, model: SparcModel, opt, sched, step: int, args: argparse.Namespace) -> None:
+    """Write step-N.pt; keep the latest ``--keep`` checkpoints and every ``--keep-every``th."""
+    save_checkpoint(out / f"step-{step}.pt", model, opt, sched, step, args)
+    for old in sorted(out.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1]))[: -args.keep]:
+        if int(old.stem.split("-")[1]) % args.keep_every != 0:
+            old.unlink()
+
+
 def train(args: argparse.Namespace) -> Path:
     rank, world = _dist_info()
     torch.manual_seed(args.seed)
     if args.threads:
         torch.set_num_threads(args.threads)
-    device = (
-        torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
-        if torch.cuda.is_available() and not args.cpu
-        else torch.device("cpu")
-    )
+    device = _device(args)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
 
@@ -458,101 +650,34 @@ def train(args: argparse.Namespace) -> Path:
     if args.limit:
         examples = examples[: args.limit]
     base = Path(args.base)
-    batcher = Batcher(
-        str(base / "tokenizer.json"),
-        sentences,
-        args.max_length,
-        args.pooling,
-        passage=args.passage,
-        passage_vector=args.passage_vector,
-    )
-    model = SparcModel(load_encoder(base), learn_w=not args.sparta, passage_vector=args.passage_vector)
-    if args.init_bundle is not None:  # a resumed checkpoint below overrides it
-        load_bundle_weights(model, args.init_bundle)
-    model = model.to(device)
+    batcher = _make_batcher(args, base, sentences)
+    model = _build_model(args, base, device)
     opt = make_optimizer(model, args.lr, args.w_lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda(args.warmup, args.steps))
-    flops = Flops(
-        weight=args.flops_weight,
-        warmup=args.flops_warmup,
-        threshold=args.flops_threshold,
-        docs=args.flops_docs,
-        seed=args.seed,
-        column_weights=(
-            idf_column_weights(batcher.tokenizer, sentences, model.word_embeddings.weight.shape[0])
-            if args.flops_idf
-            else None
-        ),
-    )
-    question_weights = None
-    if args.question_weights is not None:
-        question_weights = np.load(args.question_weights).astype(np.float32)
-        if question_weights.shape != (model.word_embeddings.weight.shape[0],):
-            raise SystemExit(
-                f"{args.question_weights}: {question_weights.shape} weights for a vocabulary of "
-                f"{model.word_embeddings.weight.shape[0]}"
-            )
-    teacher = None
-    if args.distill is not None:
-        from trainer.teacher import Teacher
+    vocab_size = model.word_embeddings.weight.shape[0]
+    flops = _make_flops(args, batcher.tokenizer, sentences, vocab_size)
+    question_weights = _load_question_weights(args.question_weights, vocab_size)
+    teacher = _load_teacher(args, all_examples, len(sentences))
+    step = _resume(out, model, opt, sched, rank) if args.resume else 0
 
-        teacher = Teacher(args.distill, all_examples, len(sentences), args.distill_scale)
-    step = 0
-    ckpt = latest_checkpoint(out) if args.resume else None
-    if ckpt is not None:
-        state = torch.load(ckpt, map_location="cpu", weights_only=False)
-        model.load_state_dict(state["model"], strict=False)
-        opt.load_state_dict(state["opt"])
-        sched.load_state_dict(state["sched"])
-        step = state["step"]
-        if rank == 0:
-            print(f"resumed from {ckpt} at step {step}", flush=True)
-
-    global_batch = args.batch * world
-    per_epoch = len(examples) // global_batch
-    autocast = (
-        torch.autocast(device.type, dtype=torch.bfloat16)
-        if args.bf16
-        else torch.autocast(device.type, enabled=False)
-    )
+    per_epoch = len(examples) // (args.batch * world)
+    autocast = _autocast(device, args.bf16)
     # kept open for the whole run and closed at its end; only rank 0 logs
     log = open(out / "train-log.jsonl", "a", encoding="utf-8") if rank == 0 else None  # noqa: SIM115
     bar = tqdm(total=args.steps, initial=step, disable=rank != 0, desc="train", mininterval=10)
     model.train()
     t0 = time.time()
     while step < args.steps:
-        epoch, within = divmod(step, per_epoch)
-        order = epoch_order(len(examples), args.seed, epoch)
-        start = within * global_batch + rank * args.batch
-        chunk_ids = order[start : start + args.batch]
+        chunk_ids = _chunk_ids(len(examples), args, step, per_epoch, rank, world)
         chunk = [examples[i] for i in chunk_ids]
         batch, bags = batcher.encode(chunk)
         batch = {k: v.to(device) for k, v in batch.items()}
-
-        # the batch's question vocabulary, the same on every process
-        local_vocab = sorted({v for bag in bags for v in bag})
-        if world > 1:
-            gathered: list[list[int]] = [None] * world  # type: ignore[list-item]
-            dist.all_gather_object(gathered, local_vocab)
-            vocab = sorted({v for part in gathered for v in part})
-        else:
-            vocab = local_vocab
+        vocab = _step_vocab(bags, world)
         vocab_t = torch.tensor(vocab, device=device)
         q_local = query_matrix(bags, vocab, question_weights).to(device)
         teacher_logits = None
         if teacher is not None:
-            mine = (chunk_ids, Batcher.candidates(chunk), bags)
-            parts = [mine]
-            if world > 1:
-                parts = [None] * world  # type: ignore[list-item]
-                dist.all_gather_object(parts, mine)
-            # every process's questions against every process's candidates, in process order
-            all_sids = [sid for part in parts for sid in part[1]]
-            teacher_logits = torch.from_numpy(
-                teacher.logits(
-                    [i for part in parts for i in part[0]], all_sids, [bag for part in parts for bag in part[2]]
-                )
-            ).to(device)
+            teacher_logits = _teacher_logits(teacher, chunk_ids, chunk, bags, world, device)
 
         opt.zero_grad(set_to_none=True)
         logging_step = rank == 0 and ((step + 1) % args.log_every == 0 or step == 0)
@@ -569,7 +694,6 @@ def train(args: argparse.Namespace) -> Path:
             teacher=teacher_logits,
             distill_weight=args.distill_weight,
         )
-        loss, scores = res["loss"], res["scores"]
         torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
         opt.step()
         sched.step()
@@ -577,35 +701,13 @@ def train(args: argparse.Namespace) -> Path:
         bar.update(1)
 
         if rank == 0 and (step % args.log_every == 0 or step == 1):
-            with torch.no_grad():
-                nnz = float((scores > 0).float().sum(1).median())
-            rec = {
-                "step": step,
-                "epoch": round(step / per_epoch, 4),
-                "loss": round(float(loss.detach()), 5),
-                "exp_w": round(float(torch.exp(model.w.detach())), 4),
-                "nnz_question_vocab_median": nnz,
-                "question_vocab": len(vocab),
-                "lr": sched.get_last_lr()[0],
-                "elapsed_s": round(time.time() - t0, 1),
-            }
-            if "flops" in res:
-                rec.update(
-                    flops=round(res["flops"], 4),
-                    flops_lambda=res["lam"],
-                    nnz_docs_median=res["nnz_docs_median"],
-                    nnz_docs_pruned_median=res["nnz_docs_pruned_median"],
-                )
-            if step % (args.log_every * 10) == 0 or step == 1:
-                rec["nnz_full_median"] = full_vocab_nnz(model, batch)
+            lr = sched.get_last_lr()[0]
+            rec = _log_record(model, res, batch, step, per_epoch, len(vocab), lr, time.time() - t0, args.log_every)
             log.write(json.dumps(rec) + "\n")
             log.flush()
             bar.set_postfix(loss=rec["loss"], exp_w=rec["exp_w"])
         if rank == 0 and (step % args.save_every == 0 or step == args.steps):
-            save_checkpoint(out / f"step-{step}.pt", model, opt, sched, step, args)
-            for old in sorted(out.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1]))[: -args.keep]:
-                if int(old.stem.split("-")[1]) % args.keep_every != 0:
-                    old.unlink()
+            _save_and_prune(out, model, opt, sched, step, args)
     bar.close()
     if log:
         log.close()
