@@ -41,6 +41,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -518,6 +519,36 @@ def _file_sha1(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def _timed(make: Callable[[], Any]) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    system = make()
+    return system, time.perf_counter() - t0
+
+
+def _flag_pairs(settings: Sequence[str]) -> list[tuple[bool, bool]]:
+    """The (idf, hybrid) variants of each SPARC encoding the settings ask for."""
+    flags = [(False, False)]
+    if "idf" in settings or "best" in settings:
+        flags.append((True, False))
+    if "hybrid" in settings or "best" in settings:
+        flags.append((False, True))
+    if "best" in settings:
+        flags.append((True, True))
+    return flags
+
+
+@dataclass
+class _SetRun:
+    """One set's evaluation: its pool, the salt of its files, and what its rows share (the
+    sentences' contexts and the app's BM25, built on first use)."""
+
+    name: str
+    data: Any
+    pool_salt: str
+    contexts: list[str] | None = None
+    app_bm25: Any = None
+
+
 class Runner:
     """Evaluates the rows of one set, caching adapted bundles, encodings and row results."""
 
@@ -585,144 +616,152 @@ class Runner:
         self.log(f"{name}: adapted {tag} in {time.perf_counter() - t0:.0f} s")
         return folder
 
-    def evaluate_set(self, name: str, settings: Sequence[str], modes: Sequence[str]) -> dict[str, dict]:
-        from trainer.baselines import BM25Retriever, DenseRetriever
-        from trainer.evaluate import (
-            AppBM25Retriever,
-            HybridRetriever,
-            IndexRetriever,
-            SparcRetriever,
-            bundle_fingerprint,
-            load_eval_set,
-            load_sparse_encoder,
-            measure,
-        )
+    def _set_data(self, name: str) -> _SetRun:
+        from trainer.evaluate import load_eval_set
 
         a = self.args
         folder = self.out / "pools" / name
         data = load_eval_set(folder / "sentences.jsonl", folder / "questions.jsonl", a.limit)
-        texts = data.texts
         pool_salt = _sha1(
             (folder / "sentences.jsonl").read_text(encoding="utf-8"),
             (folder / "questions.jsonl").read_text(encoding="utf-8"),
             str(a.limit),
         )
+        return _SetRun(name, data, pool_salt)
+
+    def _measure(self, s: _SetRun, system: Any, index_s: float) -> dict:
+        from trainer.evaluate import measure
+
+        data = s.data
+        row = measure(
+            system,
+            data.questions,
+            data.relevants,
+            units=data.units,
+            doc_level=data.doc_level,
+            latency_sample=self.args.latency_sample,
+        )
+        row["index_s"] = index_s
+        return row
+
+    def _baseline_rows(self, s: _SetRun, settings: Sequence[str]) -> dict[str, dict]:
+        """The BM25 and dense rows asked for."""
+        from trainer.baselines import BM25Retriever, DenseRetriever
+
+        texts = s.data.texts
         rows: dict[str, dict] = {}
-
-        def run(system: Any, index_s: float) -> dict:
-            row = measure(
-                system,
-                data.questions,
-                data.relevants,
-                units=data.units,
-                doc_level=data.doc_level,
-                latency_sample=a.latency_sample,
-            )
-            row["index_s"] = index_s
-            return row
-
-        def timed(make: Callable[[], Any]) -> tuple[Any, float]:
-            t0 = time.perf_counter()
-            system = make()
-            return system, time.perf_counter() - t0
-
         if "bm25" in settings:
             rows["bm25"] = self._cached_row(
-                name, "bm25", pool_salt, lambda: run(*timed(lambda: BM25Retriever(texts)))
+                s.name, "bm25", s.pool_salt, lambda: self._measure(s, *_timed(lambda: BM25Retriever(texts)))
             )
         if "dense" in settings:
             rows["dense"] = self._cached_row(
-                name,
+                s.name,
                 "dense",
-                pool_salt,
-                lambda: run(*timed(lambda: DenseRetriever(texts, cache_dir=self.cache))),
+                s.pool_salt,
+                lambda: self._measure(s, *_timed(lambda: DenseRetriever(texts, cache_dir=self.cache))),
             )
+        return rows
 
+    def _encodings(
+        self, name: str, texts: Sequence[str], settings: Sequence[str], modes: Sequence[str]
+    ) -> list[tuple[str, Path]]:
+        """(label, bundle) of each SPARC encoding the rows need: the shipped bundle, the adapted ones."""
         encodings: list[tuple[str, Path]] = []
         if {"sparc", "idf", "hybrid", "best"} & set(settings):
-            encodings.append(("shipped", a.model))
+            encodings.append(("shipped", self.args.model))
         for kind in ("emb", "vocab"):  # "best" combines only the rows asked for
             if kind in settings:
                 for mode in modes:
                     bundle = self.adapted_bundle(name, texts, kind, mode)
                     if bundle is not None:
                         encodings.append((f"{kind}-{mode}", bundle))
+        return encodings
 
-        flags = [(False, False)]
-        if "idf" in settings or "best" in settings:
-            flags.append((True, False))
-        if "hybrid" in settings or "best" in settings:
-            flags.append((False, True))
-        if "best" in settings:
-            flags.append((True, True))
-        app_bm25: AppBM25Retriever | None = None
-        contexts: list[str] | None = None
+    def _is_cached(self, name: str, combo: Combo, salt: str) -> bool:
+        if self.args.fresh:
+            return False
+        p = self.out / "results" / name / f"{combo_key(combo)}.json"
+        return p.exists() and json.loads(p.read_text(encoding="utf-8")).get("salt") == salt
+
+    def _sparc_retriever(self, s: _SetRun, enc: str, bundle: Path, scorer: str) -> tuple[Any, float]:
+        """The bundle's retriever over the pool (its encoding cached) and the seconds it took."""
+        from trainer.evaluate import IndexRetriever, SparcRetriever, load_sparse_encoder
+
+        data = s.data
+        if s.contexts is None:
+            s.contexts = data.contexts()
+        t0 = time.perf_counter()
+        encoder = load_sparse_encoder(bundle, threads=self.args.threads)
+        sparc: SparcRetriever | IndexRetriever = SparcRetriever(
+            encoder,
+            data.texts,
+            s.contexts,
+            bundle_dir=bundle,
+            cache_dir=self.cache,
+            groups=[x.passage_id for x in data.pool],
+        )
+        if scorer == "index":  # rank through the app's own index and search
+            sparc = IndexRetriever.from_float(sparc, data.texts, data.units)
+        encode_s = time.perf_counter() - t0
+        self.log(f"{s.name}: {enc} encoded in {encode_s:.0f} s (cache: {sparc.from_cache})")
+        return sparc, encode_s
+
+    def _sparc_row(self, s: _SetRun, sparc: Any, idf: bool, hyb: bool, encode_s: float, scorer: str) -> dict:
+        """One SPARC row: the retriever, with IDF and/or fused with the app's BM25."""
+        from trainer.evaluate import AppBM25Retriever, HybridRetriever, IndexRetriever
+
+        assert sparc is not None
+        system: Any = sparc.with_idf() if idf else sparc
+        extra = 0.0
+        if hyb and isinstance(system, IndexRetriever):
+            system = system.with_hybrid(self.args.fusion)
+        elif hyb:
+            if s.app_bm25 is None:
+                s.app_bm25, extra = _timed(lambda: AppBM25Retriever(s.data.texts))
+            system = HybridRetriever(system, s.app_bm25, method=self.args.fusion)
+        row = self._measure(s, system, encode_s + extra)
+        row["encoding_from_cache"] = sparc.from_cache
+        row["scorer"] = scorer
+        return row
+
+    def _encoding_rows(self, s: _SetRun, enc: str, bundle: Path, flags: list[tuple[bool, bool]]) -> dict:
+        """The rows of one encoding, one per (idf, hybrid) flag pair; the pool is encoded only
+        when a row is not cached."""
+        from trainer.evaluate import bundle_fingerprint
+
+        a = self.args
         scorer = getattr(a, "scorer", "index")
-        for enc, bundle in encodings:
-            enc_salt = _sha1(pool_salt, bundle_fingerprint(bundle))
-            if scorer != "float":  # float rows keep the salt they were cached under
-                enc_salt = _sha1(enc_salt, f"scorer={scorer}")
+        enc_salt = _sha1(s.pool_salt, bundle_fingerprint(bundle))
+        if scorer != "float":  # float rows keep the salt they were cached under
+            enc_salt = _sha1(enc_salt, f"scorer={scorer}")
 
-            # a hybrid row also depends on how the two lists are fused
-            def salt_of(hyb: bool, enc_salt: str = enc_salt) -> str:
-                return _sha1(enc_salt, f"fusion={a.fusion}") if hyb else enc_salt
+        # a hybrid row also depends on how the two lists are fused
+        def salt_of(hyb: bool) -> str:
+            return _sha1(enc_salt, f"fusion={a.fusion}") if hyb else enc_salt
 
-            todo = [
-                (enc, idf, hyb)
-                for idf, hyb in flags
-                if not (
-                    not a.fresh
-                    and (p := self.out / "results" / name / f"{combo_key((enc, idf, hyb))}.json").exists()
-                    and json.loads(p.read_text(encoding="utf-8")).get("salt") == salt_of(hyb)
-                )
-            ]
-            sparc: SparcRetriever | IndexRetriever | None = None
-            encode_s = 0.0
-            if todo:
-                if contexts is None:
-                    contexts = data.contexts()
-                t0 = time.perf_counter()
-                encoder = load_sparse_encoder(bundle, threads=a.threads)
-                sparc = SparcRetriever(
-                    encoder,
-                    texts,
-                    contexts,
-                    bundle_dir=bundle,
-                    cache_dir=self.cache,
-                    groups=[x.passage_id for x in data.pool],
-                )
-                if scorer == "index":  # rank through the app's own index and search
-                    sparc = IndexRetriever.from_float(sparc, texts, data.units)
-                encode_s = time.perf_counter() - t0
-                self.log(f"{name}: {enc} encoded in {encode_s:.0f} s (cache: {sparc.from_cache})")
-            for idf, hyb in flags:
-                combo = (enc, idf, hyb)
+        todo = [
+            (idf, hyb) for idf, hyb in flags if not self._is_cached(s.name, (enc, idf, hyb), salt_of(hyb))
+        ]
+        sparc, encode_s = self._sparc_retriever(s, enc, bundle, scorer) if todo else (None, 0.0)
+        rows: dict[str, dict] = {}
+        for idf, hyb in flags:
+            combo = (enc, idf, hyb)
 
-                def compute(
-                    idf: bool = idf,
-                    hyb: bool = hyb,
-                    sparc: SparcRetriever | IndexRetriever | None = sparc,
-                    encode_s: float = encode_s,
-                ) -> dict:
-                    nonlocal app_bm25
-                    assert sparc is not None
-                    system: Any = sparc.with_idf() if idf else sparc
-                    extra = 0.0
-                    if hyb and isinstance(system, IndexRetriever):
-                        system = system.with_hybrid(a.fusion)
-                    elif hyb:
-                        if app_bm25 is None:
-                            app_bm25, extra = timed(lambda: AppBM25Retriever(texts))
-                        system = HybridRetriever(system, app_bm25, method=a.fusion)
-                    row = run(system, encode_s + extra)
-                    row["encoding_from_cache"] = sparc.from_cache
-                    row["scorer"] = scorer
-                    return row
+            def compute(idf: bool = idf, hyb: bool = hyb) -> dict:
+                return self._sparc_row(s, sparc, idf, hyb, encode_s, scorer)
 
-                row = self._cached_row(name, combo_key(combo), salt_of(hyb), compute)
-                row["system"] = combo_label(combo)
-                row["bundle"] = str(bundle)
-                rows[combo_key(combo)] = row
+            row = self._cached_row(s.name, combo_key(combo), salt_of(hyb), compute)
+            row["system"] = combo_label(combo)
+            row["bundle"] = str(bundle)
+            rows[combo_key(combo)] = row
+        return rows
+
+    def evaluate_set(self, name: str, settings: Sequence[str], modes: Sequence[str]) -> dict[str, dict]:
+        s = self._set_data(name)
+        rows = self._baseline_rows(s, settings)
+        for enc, bundle in self._encodings(name, s.data.texts, settings, modes):
+            rows.update(self._encoding_rows(s, enc, bundle, _flag_pairs(settings)))
         return rows
 
 
