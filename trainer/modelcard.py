@@ -118,16 +118,10 @@ def _table(report: dict, title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_card(
-    bundle: Path, run: Path, curve: Path | None, reports: list[tuple[str, Path]], extra: Path | None
-) -> str:
-    cfg = dict(Bundle.open(bundle).config)
-    log_path = (run or bundle) / "train-log.jsonl"
-    log = [r for r in _read_jsonl(log_path) if "step" in r]
-    notes = [r["note"] for r in _read_jsonl(log_path) if "note" in r]
-    last = log[-1] if log else {}
+def _summary(bundle: Path, cfg: dict) -> list[str]:
+    """The title, what the model does and its settings table."""
     size_mb = sum(p.stat().st_size for p in bundle.iterdir() if p.is_file()) / 2**20
-    out = [
+    return [
         f"# Model card: {cfg['name']} {cfg['version']}",
         "",
         "The SPARC sparse retriever shipped with sparcdesk: each sentence (with its passage as context) is",
@@ -144,7 +138,15 @@ def build_card(
         f"| question tokens | {cfg['query_tokens']} |",
         f"| training steps | {cfg['training_steps']} |",
         "",
-        _provenance(str(cfg.get("base", ""))),
+    ]
+
+
+def _training_run(cfg: dict, log_path: Path, extra: Path | None) -> list[str]:
+    """The run's steps and wall time, its arguments, notes and machine."""
+    log = [r for r in _read_jsonl(log_path) if "step" in r]
+    notes = [r["note"] for r in _read_jsonl(log_path) if "note" in r]
+    last = log[-1] if log else {}
+    out = [
         "## Training run",
         "",
         f"- Steps: {last.get('step', '?')} (epoch {last.get('epoch', '?')} of SQuAD train), "
@@ -166,57 +168,91 @@ def build_card(
     if extra and extra.is_file():
         out.append(f"- Machine: {json.loads(extra.read_text()).get('machine', '')}")
     out.append("")
-    if curve and curve.is_file():
-        rows = json.loads(curve.read_text())
-        out += [
-            "## Learning curve (SQuAD dev, MultiReQA pool, int8 bundle)",
-            "",
-            "| step | exp(w) | MRR@1000 | R@1 | R@10 | median non-zero tokens |",
-            "|---|---|---|---|---|---|",
-        ]
-        for r in rows:
-            out.append(
-                f"| {r['step']} | {r['exp_w']:.2f} | {r['mrr@1000']:.2f} | {r['r@1']:.2f} | {r['r@10']:.2f} | {r['median_nnz']:.0f} |"
-            )
-        out.append("")
-    if reports:
-        out += ["## Evaluation", ""]
-        for title, path in reports:
-            out.append(_table(json.loads(path.read_text()), title))
-    if extra and extra.is_file():
-        q = json.loads(extra.read_text())
-        if "quantization" in q:
-            out += ["## Quantization", "", "| graph | pool | MRR@1000 | R@1 |", "|---|---|---|---|"]
-            for r in q["quantization"]:
-                out.append(f"| {r['onnx']} | {r.get('pool', '')} | {r['mrr@1000']:.2f} | {r['r@1']:.2f} |")
-            if q.get("note"):
-                out.append(f"\n{q['note']}.")
-            out.append("")
-    head = bundle / "mlm" / "head.json"
-    if head.is_file():
-        h = json.loads(head.read_text())
-        acc = h.get("masked_accuracy_held_out", {})
-        out += [
-            "## On-device adaptation (`mlm/`)",
-            "",
-            "The bundle carries what `sparcdesk adapt` needs to run masked-LM on the user's CPU: the",
-            "retrieval body and the original body (`mlm/*_body.safetensors`, without the word",
-            "embeddings, which are the ONNX initializer) and an MLM head trained with body and",
-            f"embeddings frozen ({h.get('steps')} steps, batch {h.get('batch_size')}, lr {h.get('lr')}, "
-            f"{h.get('seconds')} s on {h.get('threads')} thread(s); `sparcdesk-train mlm-head`).",
-            "Masked-word top-10 accuracy on held-out SQuAD-train text: "
-            + ", ".join(f"{k} {100 * v['top10']:.1f}%" for k, v in acc.items())
-            + ". Which one adaptation uses, and why: docs/adaptation.md.",
-            "",
-        ]
-    out += [
-        "## Reproduce",
+    return out
+
+
+def _curve_section(curve: Path | None) -> list[str]:
+    if not (curve and curve.is_file()):
+        return []
+    out = [
+        "## Learning curve (SQuAD dev, MultiReQA pool, int8 bundle)",
         "",
-        "```",
-        "bash scripts/model_card.sh   # pools, evaluation of this bundle and the baselines, this card",
-        "```",
+        "| step | exp(w) | MRR@1000 | R@1 | R@10 | median non-zero tokens |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in json.loads(curve.read_text()):
+        out.append(
+            f"| {r['step']} | {r['exp_w']:.2f} | {r['mrr@1000']:.2f} | {r['r@1']:.2f} | {r['r@10']:.2f} | {r['median_nnz']:.0f} |"
+        )
+    out.append("")
+    return out
+
+
+def _evaluation_section(reports: list[tuple[str, Path]]) -> list[str]:
+    if not reports:
+        return []
+    return ["## Evaluation", ""] + [_table(json.loads(path.read_text()), title) for title, path in reports]
+
+
+def _quantization_section(extra: Path | None) -> list[str]:
+    if not (extra and extra.is_file()):
+        return []
+    q = json.loads(extra.read_text())
+    if "quantization" not in q:
+        return []
+    out = ["## Quantization", "", "| graph | pool | MRR@1000 | R@1 |", "|---|---|---|---|"]
+    for r in q["quantization"]:
+        out.append(f"| {r['onnx']} | {r.get('pool', '')} | {r['mrr@1000']:.2f} | {r['r@1']:.2f} |")
+    if q.get("note"):
+        out.append(f"\n{q['note']}.")
+    out.append("")
+    return out
+
+
+def _adaptation_section(bundle: Path) -> list[str]:
+    """What the bundle's ``mlm/`` folder carries for on-device adaptation (none: nothing)."""
+    head = bundle / "mlm" / "head.json"
+    if not head.is_file():
+        return []
+    h = json.loads(head.read_text())
+    acc = h.get("masked_accuracy_held_out", {})
+    return [
+        "## On-device adaptation (`mlm/`)",
+        "",
+        "The bundle carries what `sparcdesk adapt` needs to run masked-LM on the user's CPU: the",
+        "retrieval body and the original body (`mlm/*_body.safetensors`, without the word",
+        "embeddings, which are the ONNX initializer) and an MLM head trained with body and",
+        f"embeddings frozen ({h.get('steps')} steps, batch {h.get('batch_size')}, lr {h.get('lr')}, "
+        f"{h.get('seconds')} s on {h.get('threads')} thread(s); `sparcdesk-train mlm-head`).",
+        "Masked-word top-10 accuracy on held-out SQuAD-train text: "
+        + ", ".join(f"{k} {100 * v['top10']:.1f}%" for k, v in acc.items())
+        + ". Which one adaptation uses, and why: docs/adaptation.md.",
         "",
     ]
+
+
+_REPRODUCE = [
+    "## Reproduce",
+    "",
+    "```",
+    "bash scripts/model_card.sh   # pools, evaluation of this bundle and the baselines, this card",
+    "```",
+    "",
+]
+
+
+def build_card(
+    bundle: Path, run: Path, curve: Path | None, reports: list[tuple[str, Path]], extra: Path | None
+) -> str:
+    cfg = dict(Bundle.open(bundle).config)
+    out = _summary(bundle, cfg)
+    out.append(_provenance(str(cfg.get("base", ""))))
+    out += _training_run(cfg, (run or bundle) / "train-log.jsonl", extra)
+    out += _curve_section(curve)
+    out += _evaluation_section(reports)
+    out += _quantization_section(extra)
+    out += _adaptation_section(bundle)
+    out += _REPRODUCE
     return "\n".join(out)
 
 
