@@ -230,23 +230,12 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def build_pool(
-    mrqa_path: str | Path, candidates_path: str | Path, identical_text_is_gold: bool = True
-) -> Pool:
-    """Rebuild a MultiReQA pool from the MRQA file and the MultiReQA sentence boundaries.
-
-    ``identical_text_is_gold=False`` keeps only the sentences the answer spans point at
-    (for measuring what the ReQA text-lookup rule changes).
-    """
-    examples = read_mrqa(mrqa_path)
-    candidates = read_candidates(candidates_path)
-    qid_to_example: dict[str, int] = {}
-    for i, ex in enumerate(examples):
-        for qa in ex["qas"]:
-            qid_to_example[qa["qid"]] = i
-
+def _place_sentences(
+    examples: list[dict], candidates: dict, qid_to_example: dict[str, int]
+) -> tuple[list[PoolSentence], dict[int, list[tuple[int, int, str]]]]:
+    """The pool's sentences (the trimmed MultiReQA spans, contexts in file order) and per MRQA
+    example the ``(start, end_exclusive, sentence id)`` of its passage's sentences."""
     sentences: list[PoolSentence] = []
-    # per MRQA example: [(start, end_exclusive, sentence id)] of its passage
     passage_of_example: dict[int, list[tuple[int, int, str]]] = {}
     for qids, spans in _groups_in_file_order(candidates, qid_to_example):
         idx = {qid_to_example[q] for q in qids}
@@ -264,65 +253,104 @@ def build_pool(
             placed.append((start, end, sid))
         for i in idx:
             passage_of_example[i] = placed
-    n_passages = len(candidates)
+    return sentences, passage_of_example
 
-    by_text: dict[str, list[str]] = defaultdict(list)
-    for s in sentences:
-        by_text[s.text].append(s.id)
-    order = {s.id: i for i, s in enumerate(sentences)}
 
+def _answer_sentences(qa: dict, placed: list[tuple[int, int, str]], counts: dict[str, int]) -> set[str]:
+    """The sentences holding the starts of a question's answer spans; ``counts`` the spans, those
+    crossing a sentence boundary and those outside every sentence."""
+    spans = {tuple(sp) for ans in qa.get("detected_answers", []) for sp in ans["char_spans"]}
+    gold: set[str] = set()
+    for a_start, a_end_incl in sorted(spans):
+        counts["answer_spans"] += 1
+        hit = next(((s, e, sid) for s, e, sid in placed if s <= a_start < e), None)
+        if hit is None:
+            counts["spans_outside_sentences"] += 1
+            continue
+        if a_end_incl >= hit[1]:
+            counts["spans_crossing_boundary"] += 1
+        gold.add(hit[2])
+    return gold
+
+
+def _merged_questions(
+    examples: list[dict], passage_of_example: dict[int, list[tuple[int, int, str]]], counts: dict[str, int]
+) -> dict[str, dict]:
+    """Questions by normalised text (the first one's id, the union of their gold sentences, how
+    many were merged); ``counts`` the MRQA questions and those whose context has no passage."""
     merged: dict[str, dict] = {}
-    n_raw = n_spans = n_cross = n_unplaced = n_no_passage = 0
     for i, ex in enumerate(examples):
         placed = passage_of_example.get(i)
         for qa in ex["qas"]:
-            n_raw += 1
+            counts["mrqa_questions"] += 1
             if placed is None:
-                n_no_passage += 1
+                counts["questions_without_passage"] += 1
                 continue
-            spans = {tuple(sp) for ans in qa.get("detected_answers", []) for sp in ans["char_spans"]}
-            gold: set[str] = set()
-            for a_start, a_end_incl in sorted(spans):
-                n_spans += 1
-                hit = next(((s, e, sid) for s, e, sid in placed if s <= a_start < e), None)
-                if hit is None:
-                    n_unplaced += 1
-                    continue
-                if a_end_incl >= hit[1]:
-                    n_cross += 1
-                gold.add(hit[2])
+            gold = _answer_sentences(qa, placed, counts)
             key = normalize_question(qa["question"])
             entry = merged.setdefault(key, {"id": qa["qid"], "gold": set(), "n": 0})
             entry["gold"] |= gold
             entry["n"] += 1
+    return merged
 
+
+def _pool_questions(
+    merged: dict[str, dict],
+    sentences: list[PoolSentence],
+    identical_text_is_gold: bool,
+    counts: dict[str, int],
+) -> list[PoolQuestion]:
+    """The merged questions with gold, their gold in pool order (with every sentence of identical
+    text when ``identical_text_is_gold``); ``counts`` the golds so added and the questions left out."""
+    by_text: dict[str, list[str]] = defaultdict(list)
+    for s in sentences:
+        by_text[s.text].append(s.id)
+    order = {s.id: i for i, s in enumerate(sentences)}
     questions: list[PoolQuestion] = []
-    n_text_dup_added = 0
-    n_empty = 0
     for text, entry in merged.items():
         gold = set(entry["gold"])
         if identical_text_is_gold:
             for sid in list(gold):
                 gold.update(by_text[sentences[order[sid]].text])
-        n_text_dup_added += len(gold) - len(entry["gold"])
+        counts["gold_added_by_identical_text"] += len(gold) - len(entry["gold"])
         if not gold:
-            n_empty += 1
+            counts["questions_without_gold"] += 1
             continue
         questions.append(PoolQuestion(entry["id"], text, sorted(gold, key=order.__getitem__)))
+    return questions
 
+
+def build_pool(
+    mrqa_path: str | Path, candidates_path: str | Path, identical_text_is_gold: bool = True
+) -> Pool:
+    """Rebuild a MultiReQA pool from the MRQA file and the MultiReQA sentence boundaries.
+
+    ``identical_text_is_gold=False`` keeps only the sentences the answer spans point at
+    (for measuring what the ReQA text-lookup rule changes).
+    """
+    examples = read_mrqa(mrqa_path)
+    candidates = read_candidates(candidates_path)
+    qid_to_example: dict[str, int] = {}
+    for i, ex in enumerate(examples):
+        for qa in ex["qas"]:
+            qid_to_example[qa["qid"]] = i
+    sentences, passage_of_example = _place_sentences(examples, candidates, qid_to_example)
+    counts: dict[str, int] = defaultdict(int)
+    merged = _merged_questions(examples, passage_of_example, counts)
+    questions = _pool_questions(merged, sentences, identical_text_is_gold, counts)
     stats = {
-        "passages": n_passages,
+        "passages": len(candidates),
         "sentences": len(sentences),
-        "mrqa_questions": n_raw,
+        "mrqa_questions": counts["mrqa_questions"],
         "questions": len(questions),
-        "merged_away": n_raw - n_no_passage - len(merged),
+        "merged_away": counts["mrqa_questions"] - counts["questions_without_passage"] - len(merged),
         "merged_questions": sum(1 for e in merged.values() if e["n"] > 1),
-        "answer_spans": n_spans,
-        "spans_crossing_boundary": n_cross,
-        "spans_outside_sentences": n_unplaced,
-        "questions_without_passage": n_no_passage,
-        "questions_without_gold": n_empty,
-        "gold_added_by_identical_text": n_text_dup_added,
+        "answer_spans": counts["answer_spans"],
+        "spans_crossing_boundary": counts["spans_crossing_boundary"],
+        "spans_outside_sentences": counts["spans_outside_sentences"],
+        "questions_without_passage": counts["questions_without_passage"],
+        "questions_without_gold": counts["questions_without_gold"],
+        "gold_added_by_identical_text": counts["gold_added_by_identical_text"],
         "questions_with_several_golds": sum(1 for q in questions if len(q.gold) > 1),
     }
     return Pool(sentences, questions, stats)
