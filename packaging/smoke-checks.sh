@@ -1,8 +1,10 @@
 #!/bin/sh
 # The checks of packaging/smoke.sh, run inside the clean environment (POSIX sh; no Python,
-# no virtualenv, no checkout). $1: the bundle's command-line executable.
+# no virtualenv, no checkout). $1: the bundle's command-line executable; $2 (optional): a
+# picture holding "The lighthouse keeper repainted the lantern room in cobalt blue." (OCR).
 set -eu
 CLI="$1"
+SCAN="${2:-}"
 STEP_T=$(date +%s)
 step() {
   now=$(date +%s)
@@ -51,6 +53,17 @@ ask() {  # question, expected text in the answer, expected file of the first ans
 step "CLI: ask known questions (samples/questions.jsonl)"
 ask "Which NFL team represented the AFC at Super Bowl 50?" "Denver Broncos" "super-bowl-50.txt"
 ask "What was the Norman religion?" "Catholicism" "normans.pdf"
+
+if [ -n "$SCAN" ]; then
+  step "OCR: a picture's words found (RapidOCR's models inside the bundle)"
+  mkdir -p scans && cp "$SCAN" scans/lantern.png
+  OCR_HOME="$WORK/ocr-home"
+  "$CLI" index --home "$OCR_HOME" scans > ocr.txt 2>&1 || { cat ocr.txt; fail "indexing a picture"; }
+  "$CLI" ask --home "$OCR_HOME" "What colour was the lantern room repainted?" --json --top 1 > ocr.json 2>&1 || { cat ocr.json; fail "ask after OCR"; }
+  grep -q "lantern.png" ocr.json || { cat ocr.txt ocr.json; fail "the picture was not found by its words"; }
+  grep -qi "cobalt" ocr.json || { cat ocr.json; fail "the picture's words were not read"; }
+  echo "   the picture answered: $(grep -o '"sentence": "[^"]*"' ocr.json | head -n 1)"
+fi
 
 step "adaptation: 3 steps, then re-encode"
 "$CLI" adapt --steps 3 > adapt.txt 2>&1 || { cat adapt.txt; fail "adapt"; }

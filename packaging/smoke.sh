@@ -43,6 +43,7 @@ if [ "$MODE" = chroot ]; then
   fi
   rm -rf "$RFS/smoke" && mkdir -p "$RFS/smoke/home" "$RFS/smoke/tmp"
   cp "$HERE/smoke-checks.sh" "$RFS/smoke/checks.sh"
+  cp "$HERE/smoke-scan.png" "$RFS/smoke/scan.png"
   if [ -d "$BUNDLE" ]; then
     cp -a "$BUNDLE" "$RFS/smoke/sparcdesk"
     INSTALL=":"
@@ -69,7 +70,7 @@ if [ "$MODE" = chroot ]; then
   [ -d "$BUNDLE" ] && CLI=/smoke/sparcdesk/sparcdesk
   set +e
   chroot "$RFS" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/smoke/home TMPDIR=/smoke/tmp LANG=C.UTF-8 \
-    SMOKE_DISPLAY=$XDISP /bin/sh -c "cd /smoke/tmp && $INSTALL && sh /smoke/checks.sh $CLI"
+    SMOKE_DISPLAY=$XDISP /bin/sh -c "cd /smoke/tmp && $INSTALL && sh /smoke/checks.sh $CLI /smoke/scan.png"
   rc=$?
   set -e
   echo "== smoke test: rc=$rc in $(( $(date +%s) - T0 )) s"
@@ -105,7 +106,7 @@ if [ "$OS" = windows ]; then
        "TEMP=$(cygpath -w "$TMP")" "TMP=$(cygpath -w "$TMP")" "TMPDIR=$TMP")
 fi
 set +e
-(cd "$TMP" && "${ENV[@]}" sh "$HERE/smoke-checks.sh" "$CLI")
+(cd "$TMP" && "${ENV[@]}" sh "$HERE/smoke-checks.sh" "$CLI" "$HERE/smoke-scan.png")
 rc=$?
 set -e
 echo "== smoke test: rc=$rc in $(( $(date +%s) - T0 )) s"

@@ -1,6 +1,7 @@
 """OCR (issue 39, item 2): a scanned PDF (pages that are pictures, no text layer) and a picture
 (.png, .jpg, .tif) are read by OCR in the extraction worker, page by page, each page under a
-time cap, "read by OCR" in the note; ``SPARCDESK_OCR=0`` turns it off.
+time cap, "read by OCR" in the document's ``ocr`` field (not a note: not a problem);
+``SPARCDESK_OCR=0`` turns it off.
 
 The scans are made here: real paragraphs rendered with a TrueType font (DejaVu where the
 system has it, else the one Pillow ships), light noise added, saved by Pillow's PDF writer,
@@ -87,7 +88,7 @@ def test_a_scanned_pdf_is_read_by_ocr_page_by_page(tmp_path: Path) -> None:
     path = scanned_pdf(tmp_path / "scan.pdf", NORMANS, AMAZON)
     assert not "".join(p.extract_text() for p in pypdf.PdfReader(path).pages).strip()  # no text layer
     (doc,) = extract(path)
-    assert doc.kind == "pdf" and doc.fields["note"].startswith("read by OCR (2 pages")
+    assert doc.kind == "pdf" and doc.fields["ocr"].startswith("read by OCR (2 pages") and "note" not in doc.fields
     found = words(doc.text)
     assert len(words(NORMANS) - found) <= 3 and len(words(AMAZON) - found) <= 3, doc.text
     assert doc.text.index("Normans") < doc.text.index("Amazon")  # pages in order
@@ -102,7 +103,7 @@ def test_a_picture_is_read_by_ocr(tmp_path: Path) -> None:
     for p in (path, jpeg):
         (doc,) = extract(p)
         assert (doc.kind, doc.title) == ("image", p.name)
-        assert doc.fields["note"].startswith("read by OCR (1 page")
+        assert doc.fields["ocr"].startswith("read by OCR (1 page")
         assert len(words(OXYGEN) - words(doc.text)) <= 3, doc.text
 
 
@@ -111,7 +112,7 @@ def test_a_multi_page_tiff_is_read_frame_by_frame(tmp_path: Path) -> None:
     first, second = page(NORMANS, size=(1400, 520)), page(OXYGEN, size=(1400, 520), seed=2)
     first.save(path, save_all=True, append_images=[second], compression="tiff_deflate")
     (doc,) = extract(path)
-    assert "read by OCR (2 pages" in doc.fields["note"]
+    assert "read by OCR (2 pages" in doc.fields["ocr"]
     assert "Rollo" in doc.text and "chalcogen" in doc.text
 
 
@@ -154,7 +155,7 @@ def test_a_page_past_its_time_cap_stops_ocr_and_keeps_what_was_read(tmp_path: Pa
     try:
         (doc,) = extract(path)
         assert doc.text == "page text"
-        assert "read by OCR (1 page" in doc.fields["note"]
+        assert "read by OCR (1 page" in doc.fields["ocr"]
         assert "OCR stopped at page 2: it took longer than 0.5 s; 2 more pages not read" in doc.fields["note"]
         assert ocr.retire_requested()  # the worker is replaced after this unit
         (doc,) = extract(scanned_pdf(tmp_path / "next.pdf", AMAZON))
@@ -177,7 +178,7 @@ def test_the_worker_allows_each_page_its_own_time(tmp_path: Path) -> None:
         extractor.close()
     assert len(items) == 1 and isinstance(items[0], Document), items
     assert "Rollo" in items[0].text and "rainforest" in items[0].text
-    assert took > 2.0 and "read by OCR (2 pages" in items[0].fields["note"]
+    assert took > 2.0 and "read by OCR (2 pages" in items[0].fields["ocr"]
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ It runs where every reader runs, in the bounded extraction worker
 * a picture smaller than :data:`MIN_SIDE` pixels either way (an icon, a bullet) is not read,
   a larger one is scaled down to :data:`MAX_SIDE` pixels on its longer side first.
 
-The document's ``note`` field says "read by OCR" (pages and seconds), so status and the
+The document's ``ocr`` field says "read by OCR" (pages and seconds), so status and the
 preview tell OCR text from a text layer. ``SPARCDESK_OCR=0`` turns it off
 (``engine.ingest.walk.ocr_enabled``): pictures are then not walked, and a PDF page without
 text stays unread, as before.
@@ -65,6 +65,9 @@ ADDRESS_SPACE = 1024 * 1024 * 1024
 
 #: What every document read by OCR has in its note.
 OCR_NOTE = "read by OCR"
+#: The field that says a document was read by OCR (not a ``note``: a note counts as a problem
+#: in status, and reading a picture's words is what the user asked for).
+OCR_FIELD = "ocr"
 #: The note of a picture or page left unread because OCR is off.
 OFF_NOTE = f"not read: OCR is off ({OCR_SETTING}=0)"
 
@@ -249,10 +252,12 @@ def _fit(image: Any) -> Any:
 
 
 def _notes(budget: _Budget, unread: int = 0) -> dict[str, str]:
+    """What reading by OCR did: ``OCR_FIELD`` (pages and seconds: information, shown with the
+    document, not a problem) and, in the ``note``, what went wrong (stopped, failed pages)."""
     fields: dict[str, str] = {}
     if budget.pages:
         pages = "1 page" if budget.pages == 1 else f"{budget.pages} pages"
-        add_note(fields, f"{OCR_NOTE} ({pages}, {budget.spent():.0f} s)")
+        fields[OCR_FIELD] = f"{OCR_NOTE} ({pages}, {budget.spent():.0f} s)"
     if budget.stopped:
         add_note(fields, budget.stopped + (f"; {unread} more pages not read" if unread else ""))
     if budget.failed:

@@ -132,6 +132,8 @@ def read_pdf(data: bytes, where: str) -> Extracted:
         pages.update(found)
         for note in filter(None, ocr_notes.get("note", "").split("; ")):
             add_note(notes, note)
+        if ocr.OCR_FIELD in ocr_notes:
+            notes[ocr.OCR_FIELD] = ocr_notes[ocr.OCR_FIELD]
     text, starts = _paged_text(pages)
     if text:
         notes[PAGES] = pages_field(len(pages) + len(failed), starts)
