@@ -26,6 +26,7 @@ import json
 import os
 import random
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 WORDS = [
@@ -288,12 +289,9 @@ def _quote_blocks(size: int) -> str:
     return "".join(parts)
 
 
-def make_corpus(folder: Path, hostile: int = 970, good: int = 30, seed: int = 17) -> dict:
-    """``hostile`` hostile files and ``good`` good ones under ``folder``; the manifest."""
-    rng = random.Random(seed)
-    folder.mkdir(parents=True, exist_ok=True)
-    manifest = make_good(folder, good)
-    out: list[str] = []
+def _adder(folder: Path, out: list[str]) -> Callable[[str], Path]:
+    """``add(rel)``: records ``rel`` as a hostile file and returns its path under ``folder``,
+    its parent made."""
 
     def add(rel: str) -> Path:
         out.append(rel)
@@ -301,7 +299,11 @@ def make_corpus(folder: Path, hostile: int = 970, good: int = 30, seed: int = 17
         p.parent.mkdir(parents=True, exist_ok=True)
         return p
 
-    # the one-off monsters (always made, whatever the scale)
+    return add
+
+
+def _make_monsters(folder: Path, add: Callable[[str], Path], out: list[str]) -> None:
+    """The one-off monsters (always made, whatever the scale)."""
     with open(add("big/sparse-1gb.txt"), "wb") as f:
         f.truncate(1 << 30)
     with open(add("big/single-line-50mb.txt"), "wb") as f:
@@ -336,9 +338,11 @@ def make_corpus(folder: Path, hostile: int = 970, good: int = 30, seed: int = 17
     )
     os.symlink(box / "cur" / "loop", box / "cur" / "loop")
     out.append("mail/Maildir")
-    made = len(out)
 
-    # the many: damaged documents, bombs, bad encodings, bad MIME, links, names
+
+def _base_documents(folder: Path) -> dict[str, bytes]:
+    """A good document of each binary kind, as bytes to damage (written in a scratch folder
+    under ``folder``, then removed)."""
     bases: dict[str, bytes] = {}
     scratch = folder / ".bases"
     for kind in ("pdf", "docx", "odt", "epub", "xlsx", "pptx"):
@@ -347,65 +351,101 @@ def make_corpus(folder: Path, hostile: int = 970, good: int = 30, seed: int = 17
     for p in scratch.iterdir():
         p.unlink()
     scratch.rmdir()
+    return bases
+
+
+def _plan(left: int) -> list[str]:
+    """What each of the ``left`` many hostile files is, by share of each damage."""
     share = {"truncated": 0.30, "flipped": 0.40, "bomb": 0.04, "encoding": 0.08, "mime": 0.08, "link": 0.03}
-    left = max(0, hostile - made)
     plan: list[str] = []
     for what, frac in share.items():
         plan += [what] * int(round(frac * left))
     plan += ["name"] * max(0, left - len(plan))
-    for i, what in enumerate(plan[:left]):
+    return plan[:left]
+
+
+def _bad_encoding(rng: random.Random) -> bytes:
+    return rng.choice(
+        (
+            os.urandom(rng.randint(10, 5000)),
+            "naïve café — ümlaut".encode("utf-16-le") * 50,
+            b"\xff\xfe" + os.urandom(999),
+            b"valid start then \xc3\x28 \xa0\xa1 invalid utf-8 " * 100,
+            b"\x00" * 100 + b"text after NULs",
+        )
+    )
+
+
+def _bad_mime(rng: random.Random) -> bytes:
+    return rng.choice(
+        (
+            b"From: a@b\nContent-Type: multipart/mixed; boundary=\n\n--\n--\n",
+            b'From: a@b\nContent-Type: multipart/mixed; boundary="q"\n\n--q\nContent-Transfer-Encoding: base64\n\n!!!not base64!!!\n',
+            b"Subject: =?utf-8?b?////?=\nFrom: =?bogus?q?x?=\n\n" + os.urandom(200),
+            _nested_mime(rng.randint(5, 60)),
+            b"From: a@b\nContent-Type: message/rfc822\n\n" * 50,
+        )
+    )
+
+
+def _odd_name(i: int, rng: random.Random) -> str:
+    return rng.choice(
+        (
+            f"odd/-{i}-leading-dash.txt",
+            f"odd/new\nline-{i}.txt",
+            f"odd/{'x' * 200}-{i}.txt",
+            f"odd/space {i} .txt",
+            f"odd/ünïcödé-{i}.txt",
+        )
+    )
+
+
+def _make_hostile(
+    i: int, what: str, kind: str, bases: dict[str, bytes], rng: random.Random, add: Callable[[str], Path]
+) -> None:
+    """The ``i``-th of the many: ``what`` damage (on a ``kind`` document where it damages one)."""
+    if what == "truncated":
+        add(f"damaged/truncated-{i}.{kind}").write_bytes(_truncated(bases[kind], rng))
+    elif what == "flipped":
+        add(f"damaged/flipped-{i}.{kind}").write_bytes(_flipped(bases[kind], rng))
+    elif what == "bomb":
+        ext = rng.choice(("docx", "epub", "odt"))
+        mime = {"epub": b"application/epub+zip", "odt": b"application/vnd.oasis.opendocument.text"}.get(
+            ext
+        )
+        _zip_bomb(
+            add(f"bombs/bomb-{i}.{ext}"),
+            ["word/document.xml", "content.xml"],
+            rng.choice((300, 1000)),
+            mime,
+        )
+    elif what == "encoding":
+        data = _bad_encoding(rng)
+        add(f"encodings/bad-{i}.{rng.choice(('txt', 'md', 'html'))}").write_bytes(data)
+    elif what == "mime":
+        add(f"mail/bad-{i}.eml").write_bytes(_bad_mime(rng))
+    elif what == "link":
+        p = add(f"links/loop-{i}.txt")
+        os.symlink(p.name, p)
+    else:
+        add(_odd_name(i, rng)).write_bytes(os.urandom(64))
+
+
+def make_corpus(folder: Path, hostile: int = 970, good: int = 30, seed: int = 17) -> dict:
+    """``hostile`` hostile files and ``good`` good ones under ``folder``; the manifest."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = make_good(folder, good)
+    out: list[str] = []
+    add = _adder(folder, out)
+    _make_monsters(folder, add, out)
+    made = len(out)
+
+    # the many: damaged documents, bombs, bad encodings, bad MIME, links, names
+    bases = _base_documents(folder)
+    for i, what in enumerate(_plan(max(0, hostile - made))):
         kind = rng.choice(list(bases))
-        if what == "truncated":
-            add(f"damaged/truncated-{i}.{kind}").write_bytes(_truncated(bases[kind], rng))
-        elif what == "flipped":
-            add(f"damaged/flipped-{i}.{kind}").write_bytes(_flipped(bases[kind], rng))
-        elif what == "bomb":
-            ext = rng.choice(("docx", "epub", "odt"))
-            mime = {"epub": b"application/epub+zip", "odt": b"application/vnd.oasis.opendocument.text"}.get(
-                ext
-            )
-            _zip_bomb(
-                add(f"bombs/bomb-{i}.{ext}"),
-                ["word/document.xml", "content.xml"],
-                rng.choice((300, 1000)),
-                mime,
-            )
-        elif what == "encoding":
-            data = rng.choice(
-                (
-                    os.urandom(rng.randint(10, 5000)),
-                    "naïve café — ümlaut".encode("utf-16-le") * 50,
-                    b"\xff\xfe" + os.urandom(999),
-                    b"valid start then \xc3\x28 \xa0\xa1 invalid utf-8 " * 100,
-                    b"\x00" * 100 + b"text after NULs",
-                )
-            )
-            add(f"encodings/bad-{i}.{rng.choice(('txt', 'md', 'html'))}").write_bytes(data)
-        elif what == "mime":
-            body = rng.choice(
-                (
-                    b"From: a@b\nContent-Type: multipart/mixed; boundary=\n\n--\n--\n",
-                    b'From: a@b\nContent-Type: multipart/mixed; boundary="q"\n\n--q\nContent-Transfer-Encoding: base64\n\n!!!not base64!!!\n',
-                    b"Subject: =?utf-8?b?////?=\nFrom: =?bogus?q?x?=\n\n" + os.urandom(200),
-                    _nested_mime(rng.randint(5, 60)),
-                    b"From: a@b\nContent-Type: message/rfc822\n\n" * 50,
-                )
-            )
-            add(f"mail/bad-{i}.eml").write_bytes(body)
-        elif what == "link":
-            p = add(f"links/loop-{i}.txt")
-            os.symlink(p.name, p)
-        else:
-            name = rng.choice(
-                (
-                    f"odd/-{i}-leading-dash.txt",
-                    f"odd/new\nline-{i}.txt",
-                    f"odd/{'x' * 200}-{i}.txt",
-                    f"odd/space {i} .txt",
-                    f"odd/ünïcödé-{i}.txt",
-                )
-            )
-            add(name).write_bytes(os.urandom(64))
+        _make_hostile(i, what, kind, bases, rng, add)
     # a file whose name is not valid UTF-8
     raw = os.fsencode(folder / "odd") + b"/bad-\xff\xfe-name.pdf"
     with open(raw, "wb") as f:
