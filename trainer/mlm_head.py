@@ -99,6 +99,51 @@ def masked_accuracy(
     return {"top1": hit1 / max(total, 1), "top10": hit10 / max(total, 1), "masked": total}
 
 
+def _train_head(
+    body,
+    head: dict,
+    emb: torch.Tensor,
+    tokenizer,
+    texts: list[str],
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+) -> list[float]:
+    """Adam on the head alone over masked chunks of ``texts``; the loss of every step."""
+    chunks = pack_chunks([e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)], 128)
+    opt = torch.optim.Adam(head.values(), lr=lr)
+    rand_ids = np.arange(1000, emb.shape[0])
+    specials = [tokenizer.token_to_id(t) for t in ("[MASK]", "[CLS]", "[SEP]", "[PAD]")]
+    losses = []
+    for step in range(steps):
+        rng = np.random.default_rng([seed, step])
+        pick = rng.choice(len(chunks), size=batch_size, replace=False)
+        m = mask_batch([chunks[i] for i in pick], rng, 0.15, *specials, random_ids=rand_ids)
+        batch = {k: torch.from_numpy(v) for k, v in m.items() if k != "labels"}
+        logits = masked_logits(body, head, emb, batch, torch.arange(emb.shape[0]))
+        loss = F.cross_entropy(logits, torch.from_numpy(m["labels"]))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+        if step % 100 == 0:
+            print(f"head step {step}: loss {np.mean(losses[-100:]):.3f}", flush=True)
+    return losses
+
+
+def _write_mlm_files(out: Path, base_body, sparc_body, head: dict, body_dtype: str) -> None:
+    """config.json, the two bodies and the head (the folder's files but head.json)."""
+    from safetensors.torch import save_file
+
+    out.mkdir(parents=True, exist_ok=True)
+    base_body.config.to_json_file(str(out / "config.json"))
+    dtype = torch.float16 if body_dtype == "fp16" else torch.float32
+    save_file(_body_state(base_body, dtype), str(out / "base_body.safetensors"))
+    save_file(_body_state(sparc_body, dtype), str(out / "sparc_body.safetensors"))
+    save_file({k: v.detach().contiguous() for k, v in head.items()}, str(out / "head.safetensors"))
+
+
 def build_mlm_folder(
     bundle: Path,
     checkpoint: Path,
@@ -112,8 +157,6 @@ def build_mlm_folder(
     body_dtype: str = "fp32",
 ) -> dict:
     """Train the head (body and embeddings frozen) and write ``bundle/mlm/``."""
-    from safetensors.torch import save_file
-
     if threads:
         torch.set_num_threads(threads)
     t0 = time.time()
@@ -132,32 +175,10 @@ def build_mlm_folder(
     before = masked_accuracy(base_body, head, emb, tokenizer, held_out)
     direct_base = masked_accuracy(base_body, None, emb, tokenizer, held_out)
     direct_sparc = masked_accuracy(sparc_body, None, emb, tokenizer, held_out)
-    chunks = pack_chunks([e.ids for e in tokenizer.encode_batch(train_texts, add_special_tokens=False)], 128)
-    opt = torch.optim.Adam(head.values(), lr=lr)
-    rand_ids = np.arange(1000, emb.shape[0])
-    specials = [tokenizer.token_to_id(t) for t in ("[MASK]", "[CLS]", "[SEP]", "[PAD]")]
-    losses = []
-    for step in range(steps):
-        rng = np.random.default_rng([seed, step])
-        pick = rng.choice(len(chunks), size=batch_size, replace=False)
-        m = mask_batch([chunks[i] for i in pick], rng, 0.15, *specials, random_ids=rand_ids)
-        batch = {k: torch.from_numpy(v) for k, v in m.items() if k != "labels"}
-        logits = masked_logits(base_body, head, emb, batch, torch.arange(emb.shape[0]))
-        loss = F.cross_entropy(logits, torch.from_numpy(m["labels"]))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses.append(float(loss.detach()))
-        if step % 100 == 0:
-            print(f"head step {step}: loss {np.mean(losses[-100:]):.3f}", flush=True)
+    losses = _train_head(base_body, head, emb, tokenizer, train_texts, steps, batch_size, lr, seed)
     after = masked_accuracy(base_body, head, emb, tokenizer, held_out)
     out = bundle / MLM_DIR
-    out.mkdir(parents=True, exist_ok=True)
-    base_body.config.to_json_file(str(out / "config.json"))
-    dtype = torch.float16 if body_dtype == "fp16" else torch.float32
-    save_file(_body_state(base_body, dtype), str(out / "base_body.safetensors"))
-    save_file(_body_state(sparc_body, dtype), str(out / "sparc_body.safetensors"))
-    save_file({k: v.detach().contiguous() for k, v in head.items()}, str(out / "head.safetensors"))
+    _write_mlm_files(out, base_body, sparc_body, head, body_dtype)
     report = {
         "base": str(base),
         "checkpoint": str(checkpoint),
