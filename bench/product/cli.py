@@ -12,7 +12,7 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,21 @@ def search_settings(args: argparse.Namespace) -> SearchSettings:
     return replace(DEFAULT, **changes)
 
 
-def run(args: argparse.Namespace, log=print) -> dict:
+@dataclass
+class Plan:
+    """What one run asks: the sets, the corpus sizes, the questions' limit per set, the seed,
+    the work folder and the search settings."""
+
+    sets: list[str]
+    size: dict
+    limit: int | None
+    seed: int
+    work: Path
+    settings: SearchSettings
+
+
+def plan_run(args: argparse.Namespace) -> Plan:
+    """The run's :class:`Plan` from the command line (the work folder made)."""
     sets = [s for s in args.sets.split(",") if s]
     settings = search_settings(args)
     for s in sets:
@@ -77,69 +91,84 @@ def run(args: argparse.Namespace, log=print) -> dict:
     seed = SEED if getattr(args, "seed", None) is None else args.seed
     work = Path(args.work or ("runs/product-quick" if args.quick else "runs/product")).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    recorder = harness.Run("product", getattr(args, "argv", None))
-    env_before = recorder.before
-    log(f"load average {env_before['loadavg']}; busy processes: {env_before['busy'] or 'none'}")
-    t_start = time.perf_counter()
+    return Plan(sets, size, limit, seed, work, settings)
 
+
+def build_collections(plan: Plan, log=print) -> dict[str, tuple[Collection, list[Question]]]:
+    """Each collection the sets need, written under the work folder, with its questions."""
+    size, seed = plan.size, plan.seed
     built: dict[str, tuple[Collection, list[Question]]] = {}
-    for name in dict.fromkeys(COLLECTION_OF[s] for s in sets):
+    for name in dict.fromkeys(COLLECTION_OF[s] for s in plan.sets):
         t0 = time.perf_counter()
         if name == "mail":
-            built[name] = build_mail(work, size["enron"], seed)
+            built[name] = build_mail(plan.work, size["enron"], seed)
         elif name == "maildir":
-            built[name] = build_maildir(work, seed)
+            built[name] = build_maildir(plan.work, seed)
         elif name == "squad":
-            built[name] = build_squad(work, size["squad_articles"], seed)
+            built[name] = build_squad(plan.work, size["squad_articles"], seed)
         else:
             n_docs = size[f"{name}_docs"]
-            built[name] = build_classic(name, work, n_docs, size.get("classic_questions") or limit or 0, seed)
+            built[name] = build_classic(name, plan.work, n_docs, size.get("classic_questions") or plan.limit or 0, seed)
         log(f"{name}: {len(built[name][0].docs)} files written in {time.perf_counter() - t0:.1f} s")
+    return built
 
+
+def sample_questions(qs: list[Question], limit: int, seed: int) -> list[Question]:
+    """A seeded sample of each, every kind of question in proportion: at most ``limit``
+    answerable and ``limit`` unanswerable questions."""
+    pick = random.Random(seed + 6)
+    ans, una = [q for q in qs if q.answerable], [q for q in qs if not q.answerable]
+    pick.shuffle(ans)
+    pick.shuffle(una)
+    return ans[:limit] + una[:limit]
+
+
+def ask_collection(
+    name: str, col: Collection, questions: list[Question], plan: Plan, args: argparse.Namespace, log=print
+) -> tuple[dict, dict[str, Any], list[dict]]:
+    """Index one collection and ask its sets' questions through search and BM25; the
+    collection's index info, each set's summary and the question rows."""
+    log(f"{name}: indexing {col.folder} ...")
+    info = index_collection(col, plan.work / "homes" / name, args.threads, args.bundle, args.rebuild, log)
+    eng = info.pop("engine")
+    t0 = time.perf_counter()
+    bm25 = DocBM25(col)
+    info["bm25_build_s"] = round(time.perf_counter() - t0, 1)
+    info["documents"] = len(col.docs)
+    log(f"{name}: {info['files']} files, {info['sentences']} sentences, indexed in {info['index_s']} s")
     results: dict[str, Any] = {}
-    collections: dict[str, Any] = {}
     all_rows: list[dict] = []
-    for name, (col, questions) in built.items():
-        log(f"{name}: indexing {col.folder} ...")
-        info = index_collection(col, work / "homes" / name, args.threads, args.bundle, args.rebuild, log)
-        eng = info.pop("engine")
-        t0 = time.perf_counter()
-        bm25 = DocBM25(col)
-        info["bm25_build_s"] = round(time.perf_counter() - t0, 1)
-        info["documents"] = len(col.docs)
-        collections[name] = info
-        log(f"{name}: {info['files']} files, {info['sentences']} sentences, indexed in {info['index_s']} s")
-        try:
-            for s in sets:
-                if COLLECTION_OF[s] != name:
-                    continue
-                qs = [q for q in questions if q.set == s]
-                if limit:  # a seeded sample of each, every kind of question in proportion
-                    pick = random.Random(seed + 6)
-                    ans, una = [q for q in qs if q.answerable], [q for q in qs if not q.answerable]
-                    pick.shuffle(ans)
-                    pick.shuffle(una)
-                    qs = ans[:limit] + una[:limit]
-                t0 = time.perf_counter()
-                rows = run_questions(eng, col, bm25, qs, keywords=not getattr(args, "no_keywords", False), settings=settings)
-                all_rows += rows
-                results[s] = {
-                    "collection": name,
-                    "documents": len(col.docs),
-                    "sentences": info["sentences"],
-                    **summarise(rows),
-                    "ask_s": round(time.perf_counter() - t0, 1),
-                }
-                log(f"{s}: {json.dumps({k: v for k, v in results[s].items() if k != 'by_kind'})}")
-        finally:
-            eng.close()
+    try:
+        for s in plan.sets:
+            if COLLECTION_OF[s] != name:
+                continue
+            qs = [q for q in questions if q.set == s]
+            if plan.limit:
+                qs = sample_questions(qs, plan.limit, plan.seed)
+            t0 = time.perf_counter()
+            rows = run_questions(eng, col, bm25, qs, keywords=not getattr(args, "no_keywords", False), settings=plan.settings)
+            all_rows += rows
+            results[s] = {
+                "collection": name,
+                "documents": len(col.docs),
+                "sentences": info["sentences"],
+                **summarise(rows),
+                "ask_s": round(time.perf_counter() - t0, 1),
+            }
+            log(f"{s}: {json.dumps({k: v for k, v in results[s].items() if k != 'by_kind'})}")
+    finally:
+        eng.close()
+    return info, results, all_rows
 
+
+def run_payload(
+    plan: Plan, args: argparse.Namespace, collections: dict, results: dict, all_rows: list[dict], t_start: float
+) -> dict:
+    """This benchmark's keys of the saved run (after the harness's header)."""
     from engine.search.defaults import DEFAULT_FUSION, DEFAULT_HYBRID, DEFAULT_IDF
 
-    # the harness's header first (command, when, git, git_dirty, machine, environment before
-    # and after: taken now), then this benchmark's keys
-    header = recorder.header()
-    payload = {
+    settings = plan.settings
+    return {
         "search": {
             "idf": DEFAULT_IDF,
             "hybrid": DEFAULT_HYBRID,
@@ -156,35 +185,62 @@ def run(args: argparse.Namespace, log=print) -> dict:
             "stemmer": "snowball english",
             "unit": "whole document (e-mail: From/To/Cc/Subject/X-From/X-To/X-cc lines + body)",
         },
-        "sizes": size,
-        "seed": seed,
-        "limit": limit,
+        "sizes": plan.size,
+        "seed": plan.seed,
+        "limit": plan.limit,
         "threads": args.threads,
-        "work": str(work),
+        "work": str(plan.work),
         "squad_pool": SQUAD_POOL,
         "collections": collections,
         "results": results,
         "calibration": calibration(all_rows, args.bundle),
         "total_s": round(time.perf_counter() - t_start, 1),
     }
-    out = harness.merge(header, payload)
+
+
+def save_run(out: dict, all_rows: list[dict], quick: bool, log=print) -> None:
+    """Write the run (bench/results/product[-quick]-<stamp>.json) and its question rows."""
+    path = harness.result_path("product-quick" if quick else "product")
+    # gzip: a run's rows are ~5 MB of JSON, ~10x less compressed (the repository travels
+    # to a lent accelerator, which takes at most 64 MiB)
+    questions = path.with_suffix(".questions.jsonl.gz")
+    out["questions_file"] = questions.name
+    harness.write_json(path, out)
+    with gzip.open(questions, "wt", encoding="utf-8") as f:
+        for r in all_rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    out["path"] = str(path)
+    log(f"written {path} and {questions.name}")
+
+
+def run(args: argparse.Namespace, log=print) -> dict:
+    plan = plan_run(args)
+    recorder = harness.Run("product", getattr(args, "argv", None))
+    env_before = recorder.before
+    log(f"load average {env_before['loadavg']}; busy processes: {env_before['busy'] or 'none'}")
+    t_start = time.perf_counter()
+
+    built = build_collections(plan, log)
+    results: dict[str, Any] = {}
+    collections: dict[str, Any] = {}
+    all_rows: list[dict] = []
+    for name, (col, questions) in built.items():
+        collections[name], set_results, rows = ask_collection(name, col, questions, plan, args, log)
+        results.update(set_results)
+        all_rows += rows
+
+    # the harness's header first (command, when, git, git_dirty, machine, environment before
+    # and after: taken now), then this benchmark's keys
+    header = recorder.header()
+    out = harness.merge(header, run_payload(plan, args, collections, results, all_rows, t_start))
     if not args.no_save:
-        path = harness.result_path("product-quick" if args.quick else "product")
-        # gzip: a run's rows are ~5 MB of JSON, ~10x less compressed (the repository travels
-        # to a lent accelerator, which takes at most 64 MiB)
-        questions = path.with_suffix(".questions.jsonl.gz")
-        out["questions_file"] = questions.name
-        harness.write_json(path, out)
-        with gzip.open(questions, "wt", encoding="utf-8") as f:
-            for r in all_rows:
-                f.write(json.dumps(r, ensure_ascii=False) + "\n")
-        out["path"] = str(path)
-        log(f"written {path} and {questions.name}")
+        save_run(out, all_rows, args.quick, log)
     out["rows"] = all_rows
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> dict:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line (the declarative parser; ``argv`` kept as ``args.argv``)."""
     ap = argparse.ArgumentParser(
         prog="python -m bench.product", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -250,13 +306,19 @@ def main(argv: Sequence[str] | None = None) -> dict:
     )
     args = ap.parse_args(argv)
     args.argv = list(argv if argv is not None else sys.argv[1:])
-    if args.render is not None:
-        out = json.loads(args.render.read_text(encoding="utf-8"))
-        out["rows"] = [json.loads(x) for x in read_rows(args.render.parent / out["questions_file"]) if x.strip()]
-    else:
-        if not (DATA / "README.md").is_file():
-            raise SystemExit(f"shared data not found at {DATA} (see ../shared/data/README.md)")
-        out = run(args)
+    return args
+
+
+def load_run(path: Path) -> dict:
+    """A saved run (bench/results/product-<stamp>.json) with its question rows."""
+    out = json.loads(path.read_text(encoding="utf-8"))
+    out["rows"] = [json.loads(x) for x in read_rows(path.parent / out["questions_file"]) if x.strip()]
+    return out
+
+
+def print_report(out: dict, doc: Path | None) -> None:
+    """Print the tables, the no-answer calibration and the run's time and load; with ``doc``,
+    write the markdown report there."""
     print()
     print(table(out))
     kt = kind_table(out)
@@ -280,7 +342,18 @@ def main(argv: Sequence[str] | None = None) -> dict:
         f"\ntotal {out['total_s']} s; load before {out['environment']['before']['loadavg']}, "
         f"after {out['environment']['after']['loadavg']}"
     )
-    if args.doc:
-        write_doc(args.doc, out, table(out), kt, kw)
-        print(f"written {args.doc}")
+    if doc:
+        write_doc(doc, out, table(out), kt, kw)
+        print(f"written {doc}")
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    args = parse_args(argv)
+    if args.render is not None:
+        out = load_run(args.render)
+    else:
+        if not (DATA / "README.md").is_file():
+            raise SystemExit(f"shared data not found at {DATA} (see ../shared/data/README.md)")
+        out = run(args)
+    print_report(out, args.doc)
     return out
