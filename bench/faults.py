@@ -155,103 +155,122 @@ def _gen(home: Path) -> Path:
     return sorted((home / "index").glob("gen-*"))[-1]
 
 
+def _on(rel: str, fn: Callable[[Path], None]) -> Callable[[Path, Path], None]:
+    """Damage ``fn`` applied to ``rel`` in the data folder."""
+
+    def apply(home: Path, _case: Path) -> None:
+        fn(home / rel)
+
+    return apply
+
+
+def _on_gen(pick: Callable[[Path], Path], fn: Callable[[Path], None]) -> Callable[[Path, Path], None]:
+    """Damage ``fn`` applied to what ``pick`` chooses in the newest index generation."""
+
+    def apply(home: Path, _case: Path) -> None:
+        fn(pick(_gen(home)))
+
+    return apply
+
+
+def _in_bundle(name: str, fn: Callable[[Path], None]) -> Callable[[Path, Path], None]:
+    """Damage ``fn`` applied to the file ``name`` of the model bundle the data folder uses."""
+
+    def apply(home: Path, _case: Path) -> None:
+        b = json.loads((home / "model.json").read_text())["bundle"]
+        fn(Path(b) / name)
+
+    return apply
+
+
+def _seg(suffix: str) -> Callable[[Path], Path]:
+    """A generation's first tantivy segment file ending in ``suffix``."""
+    return lambda g: _files(g, suffix)[0]
+
+
+def _col(name: str) -> Callable[[Path], Path]:
+    """A generation's first column-store segment's file ``name``."""
+    return lambda g: sorted((g / "columns").glob(f"seg-*/{name}"))[0]
+
+
+def _delete(p: Path) -> None:
+    shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+
+def _empty_dir(p: Path) -> None:
+    for c in p.iterdir():
+        _delete(c)
+
+
+def _header_garbage(p: Path) -> None:
+    with open(p, "r+b") as f:
+        f.write(random.Random(1).randbytes(100))
+
+
+def _to_4k(p: Path) -> None:
+    with open(p, "r+b") as f:
+        f.truncate(4096)
+
+
+def _as_file(p: Path) -> None:
+    _delete(p)
+    p.write_text("not a folder")
+
+
+def _home_file(home: Path, _case: Path) -> None:
+    shutil.rmtree(home)
+    home.write_text("not a folder")
+
+
+def _moved(home: Path, case: Path) -> Path:
+    new = case / "moved-home"
+    shutil.move(str(home), new)
+    return new
+
+
 def damage_cases() -> dict[str, Callable[[Path, Path], Path | None]]:
     """name -> damage(home, case_dir); returns the data folder to use after it (when moved)."""
-
-    def on(rel: str, fn: Callable[[Path], None]) -> Callable[[Path, Path], None]:
-        def apply(home: Path, _case: Path) -> None:
-            fn(home / rel)
-
-        return apply
-
-    def on_gen(pick: Callable[[Path], Path], fn: Callable[[Path], None]) -> Callable[[Path, Path], None]:
-        def apply(home: Path, _case: Path) -> None:
-            fn(pick(_gen(home)))
-
-        return apply
-
-    def seg(suffix: str) -> Callable[[Path], Path]:
-        return lambda g: _files(g, suffix)[0]
-
-    def col(name: str) -> Callable[[Path], Path]:
-        return lambda g: sorted((g / "columns").glob(f"seg-*/{name}"))[0]
-
-    def delete(p: Path) -> None:
-        shutil.rmtree(p) if p.is_dir() else p.unlink()
-
-    def empty_dir(p: Path) -> None:
-        for c in p.iterdir():
-            delete(c)
-
-    def header(p: Path) -> None:
-        with open(p, "r+b") as f:
-            f.write(random.Random(1).randbytes(100))
-
-    def to_4k(p: Path) -> None:
-        with open(p, "r+b") as f:
-            f.truncate(4096)
-
-    def as_file(p: Path) -> None:
-        delete(p)
-        p.write_text("not a folder")
-
-    def bundle(name: str, fn: Callable[[Path], None]) -> Callable[[Path, Path], None]:
-        def apply(home: Path, _case: Path) -> None:
-            b = json.loads((home / "model.json").read_text())["bundle"]
-            fn(Path(b) / name)
-
-        return apply
-
-    def home_file(home: Path, _case: Path) -> None:
-        shutil.rmtree(home)
-        home.write_text("not a folder")
-
-    def moved(home: Path, case: Path) -> Path:
-        new = case / "moved-home"
-        shutil.move(str(home), new)
-        return new
-
     return {
-        "catalog truncated to 0": on("catalog.sqlite", lambda p: p.write_bytes(b"")),
-        "catalog truncated to half": on("catalog.sqlite", _truncate),
-        "catalog truncated to 4 KB": on("catalog.sqlite", to_4k),
-        "catalog garbage": on("catalog.sqlite", _garbage),
-        "catalog header garbage": on("catalog.sqlite", header),
-        "catalog deleted": on("catalog.sqlite", delete),
-        "generation folder deleted": on_gen(lambda g: g, delete),
-        "generation folder emptied": on_gen(lambda g: g, empty_dir),
-        "tantivy meta deleted": on_gen(lambda g: g / "meta.json", delete),
-        "tantivy meta truncated": on_gen(lambda g: g / "meta.json", _truncate),
-        "tantivy meta garbage": on_gen(lambda g: g / "meta.json", _garbage),
-        "segment .store deleted": on_gen(seg(".store"), delete),
-        "segment .store truncated": on_gen(seg(".store"), _truncate),
-        "segment .store garbage": on_gen(seg(".store"), _garbage),
-        "segment .term deleted": on_gen(seg(".term"), delete),
-        "segment .term truncated": on_gen(seg(".term"), _truncate),
-        "segment .term garbage": on_gen(seg(".term"), _garbage),
-        "segment .idx garbage": on_gen(seg(".idx"), _garbage),
-        "segment .fast garbage": on_gen(seg(".fast"), _garbage),
-        "column manifest deleted": on_gen(lambda g: g / "columns" / "manifest.json", delete),
-        "column manifest truncated": on_gen(lambda g: g / "columns" / "manifest.json", _truncate),
-        "column manifest garbage": on_gen(lambda g: g / "columns" / "manifest.json", _garbage),
-        "columns dense.npy deleted": on_gen(col("dense.npy"), delete),
-        "columns dense.npy truncated": on_gen(col("dense.npy"), _truncate),
-        "columns dense.npy garbage": on_gen(col("dense.npy"), _garbage),
-        "columns sids.npy truncated": on_gen(col("sids.npy"), _truncate),
-        "columns sids.npy garbage": on_gen(col("sids.npy"), _garbage),
-        "columns levels.npy garbage": on_gen(col("levels.npy"), _garbage),
-        "sparcdesk-index.json deleted": on_gen(lambda g: g / "sparcdesk-index.json", delete),
-        "sparcdesk-index.json garbage": on_gen(lambda g: g / "sparcdesk-index.json", _garbage),
-        "sparcdesk-ids.json garbage": on_gen(lambda g: g / "sparcdesk-ids.json", _garbage),
-        "document index meta garbage": on_gen(lambda g: g / "docs" / "meta.json", _garbage),
-        "document index .store garbage": on_gen(lambda g: _files(g / "docs", ".store")[0], _garbage),
-        "index folder deleted": on("index", delete),
-        "index folder is a file": on("index", as_file),
-        "bundle tokenizer garbage": bundle("tokenizer.json", _garbage),
-        "bundle config garbage": bundle("config.json", _garbage),
-        "logs is a file": on("logs", as_file),
-        "data folder is a file": home_file,
-        "data folder moved": moved,
+        "catalog truncated to 0": _on("catalog.sqlite", lambda p: p.write_bytes(b"")),
+        "catalog truncated to half": _on("catalog.sqlite", _truncate),
+        "catalog truncated to 4 KB": _on("catalog.sqlite", _to_4k),
+        "catalog garbage": _on("catalog.sqlite", _garbage),
+        "catalog header garbage": _on("catalog.sqlite", _header_garbage),
+        "catalog deleted": _on("catalog.sqlite", _delete),
+        "generation folder deleted": _on_gen(lambda g: g, _delete),
+        "generation folder emptied": _on_gen(lambda g: g, _empty_dir),
+        "tantivy meta deleted": _on_gen(lambda g: g / "meta.json", _delete),
+        "tantivy meta truncated": _on_gen(lambda g: g / "meta.json", _truncate),
+        "tantivy meta garbage": _on_gen(lambda g: g / "meta.json", _garbage),
+        "segment .store deleted": _on_gen(_seg(".store"), _delete),
+        "segment .store truncated": _on_gen(_seg(".store"), _truncate),
+        "segment .store garbage": _on_gen(_seg(".store"), _garbage),
+        "segment .term deleted": _on_gen(_seg(".term"), _delete),
+        "segment .term truncated": _on_gen(_seg(".term"), _truncate),
+        "segment .term garbage": _on_gen(_seg(".term"), _garbage),
+        "segment .idx garbage": _on_gen(_seg(".idx"), _garbage),
+        "segment .fast garbage": _on_gen(_seg(".fast"), _garbage),
+        "column manifest deleted": _on_gen(lambda g: g / "columns" / "manifest.json", _delete),
+        "column manifest truncated": _on_gen(lambda g: g / "columns" / "manifest.json", _truncate),
+        "column manifest garbage": _on_gen(lambda g: g / "columns" / "manifest.json", _garbage),
+        "columns dense.npy deleted": _on_gen(_col("dense.npy"), _delete),
+        "columns dense.npy truncated": _on_gen(_col("dense.npy"), _truncate),
+        "columns dense.npy garbage": _on_gen(_col("dense.npy"), _garbage),
+        "columns sids.npy truncated": _on_gen(_col("sids.npy"), _truncate),
+        "columns sids.npy garbage": _on_gen(_col("sids.npy"), _garbage),
+        "columns levels.npy garbage": _on_gen(_col("levels.npy"), _garbage),
+        "sparcdesk-index.json deleted": _on_gen(lambda g: g / "sparcdesk-index.json", _delete),
+        "sparcdesk-index.json garbage": _on_gen(lambda g: g / "sparcdesk-index.json", _garbage),
+        "sparcdesk-ids.json garbage": _on_gen(lambda g: g / "sparcdesk-ids.json", _garbage),
+        "document index meta garbage": _on_gen(lambda g: g / "docs" / "meta.json", _garbage),
+        "document index .store garbage": _on_gen(lambda g: _files(g / "docs", ".store")[0], _garbage),
+        "index folder deleted": _on("index", _delete),
+        "index folder is a file": _on("index", _as_file),
+        "bundle tokenizer garbage": _in_bundle("tokenizer.json", _garbage),
+        "bundle config garbage": _in_bundle("config.json", _garbage),
+        "logs is a file": _on("logs", _as_file),
+        "data folder is a file": _home_file,
+        "data folder moved": _moved,
     }
 
 
