@@ -27,7 +27,10 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -37,23 +40,75 @@ MAIL_QUESTION = "When will Enron North America employees begin using XMS?"
 NARROW_QUESTION = "What did Tesla do in December 1878?"  # its document outlives the live-results step
 
 
-def main(argv: list[str] | None = None) -> int:
+def spin(ms: int) -> None:
+    """Run the Qt event loop for ``ms`` milliseconds."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+@dataclass
+class Shots:
+    """What every step shares: the options, the work folder, its copy of the samples, the
+    application (held, so it lives as long as the steps), the backend and its window, and the
+    answers that came since the last question."""
+
+    args: argparse.Namespace
+    work: Path
+    samples: Path
+    app: Any
+    backend: Any
+    window: Any
+    got: list = field(default_factory=list)
+
+    def wait_for(self, cond: Callable[[], bool], what: str) -> None:
+        t0 = time.monotonic()
+        while not cond():
+            if time.monotonic() - t0 > self.args.timeout:
+                raise TimeoutError(f"timed out waiting for {what}")
+            spin(30)
+
+    def shot(self, widget: Any, name: str) -> None:
+        spin(150)  # let layouts and repaints settle
+        path = self.args.out / name
+        if not widget.grab().save(str(path)):
+            raise OSError(f"could not write {path}")
+        print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+
+    def ask(self, question: str, ready: Callable[[], bool], what: str, settle_ms: int = 0) -> None:
+        """Type ``question``, run it and wait until answers came and ``ready()`` holds."""
+        self.got.clear()
+        self.window.search.setText(question)
+        self.window.run_search()
+        self.wait_for(lambda: bool(self.got) and ready(), what)
+        if settle_ms:
+            spin(settle_ms)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     ap.add_argument("--width", type=int, default=1280)
     ap.add_argument("--height", type=int, default=800)
     ap.add_argument("--timeout", type=float, default=180.0)
-    args = ap.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    return ap.parse_args(argv)
 
-    work = Path(tempfile.mkdtemp(prefix="sparcdesk-shots-"))
-    # a copy of the samples (a corrupt file and a skipped one join it after the first-run shot)
+
+def copy_samples(work: Path) -> Path:
+    """A copy of the samples (a corrupt file and a skipped one join it after the first-run
+    shot), and a fresh engine home, both under ``work``."""
     samples = work / "samples"
     shutil.copytree(ROOT / "samples", samples)
     os.environ["SPARCDESK_SAMPLES"] = str(samples)
     os.environ["SPARCDESK_HOME"] = str(work / "home")
+    return samples
 
-    from PySide6.QtCore import QEventLoop, QSettings, QTimer
+
+def open_window(args: argparse.Namespace, work: Path, samples: Path) -> Shots:
+    """The application, a backend on the fresh home and its shown main window, started."""
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     from app.backend import Backend
@@ -67,25 +122,6 @@ def main(argv: list[str] | None = None) -> int:
     install_none_guard()
     print(f"Qt platform: {app.platformName()}; home: {work / 'home'}")
 
-    def spin(ms: int) -> None:
-        loop = QEventLoop()
-        QTimer.singleShot(ms, loop.quit)
-        loop.exec()
-
-    def wait_for(cond, what: str) -> None:
-        t0 = time.monotonic()
-        while not cond():
-            if time.monotonic() - t0 > args.timeout:
-                raise TimeoutError(f"timed out waiting for {what}")
-            spin(30)
-
-    def shot(widget, name: str) -> None:
-        spin(150)  # let layouts and repaints settle
-        path = args.out / name
-        if not widget.grab().save(str(path)):
-            raise OSError(f"could not write {path}")
-        print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
-
     settings = QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
     settings.setValue("index/watch", True)
     settings.setValue("model/auto_adapt", False)  # screenshots of the indexed samples, not of an adaptation
@@ -94,25 +130,40 @@ def main(argv: list[str] | None = None) -> int:
     window.resize(args.width, args.height)
     window.show()
     backend.start()
-    wait_for(lambda: backend.is_ready and window._sources_known, "the engine")
-    shot(window, "01-first-run.png")
+    return Shots(args, work, samples, app, backend, window)
+
+
+def shot_first_run(s: Shots) -> None:
+    """01: no sources yet; 15: a question before anything is indexed."""
+    window = s.window
+    s.wait_for(lambda: s.backend.is_ready and window._sources_known, "the engine")
+    s.shot(window, "01-first-run.png")
     # a question before anything is indexed: the welcome page stays, saying so (issue 36, item 2)
     window.search.setText("Who won Super Bowl 50?")
     window.run_search()
-    wait_for(lambda: window.statusBar().currentMessage().startswith("Nothing is indexed"), "the nothing-indexed line")
-    shot(window, "15-nothing-indexed.png")
+    s.wait_for(lambda: window.statusBar().currentMessage().startswith("Nothing is indexed"), "the nothing-indexed line")
+    s.shot(window, "15-nothing-indexed.png")
     window.search.clear()
-    # one corrupt file, so the Sources dialog has a failure to show, and one in a format that is
-    # not read (Word 97-2003), listed as skipped and found by its name; added after the first-run
-    # shot, whose welcome page counts the samples as shipped
+
+
+def add_failing_files(samples: Path) -> None:
+    """One corrupt file, so the Sources dialog has a failure to show, and one in a format that
+    is not read (Word 97-2003), listed as skipped and found by its name; added after the
+    first-run shot, whose welcome page counts the samples as shipped."""
     (samples / "documents" / "draft-notes.pdf").write_bytes(b"%PDF-1.4\nunfinished download\n")
     (samples / "documents" / "roadmap-2001.doc").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
 
-    # indexing: grab while the run is past its first files and well before the end
+
+def shot_indexing(s: Shots) -> None:
+    """02: the samples being indexed, grabbed while the run is past its first files and well
+    before the end; 03: the ready page."""
+    from PySide6.QtCore import QTimer
+
+    window, backend = s.window, s.backend
     captured: list[bool] = []
 
     def grab_indexing() -> None:
-        window.grab().save(str(args.out / "02-indexing.png"))
+        window.grab().save(str(s.args.out / "02-indexing.png"))
         print("wrote 02-indexing.png")
 
     def on_progress(p) -> None:
@@ -129,144 +180,162 @@ def main(argv: list[str] | None = None) -> int:
     window.welcome.samples_btn.click()
     finished: list = []
     backend.index_finished.connect(lambda final, err: finished.append((final, err)))
-    wait_for(lambda: bool(finished), "the samples to be indexed")
+    s.wait_for(lambda: bool(finished), "the samples to be indexed")
     backend.progress.disconnect(on_progress)
     if not captured:
         print("warning: indexing ended before a mid-run progress report; no 02-indexing.png")
-    wait_for(lambda: window.stack.currentWidget() is window.message, "the ready page")
-    shot(window, "03-ready.png")
+    s.wait_for(lambda: window.stack.currentWidget() is window.message, "the ready page")
+    s.shot(window, "03-ready.png")
 
-    got: list = []
-    backend.answers_ready.connect(got.append)
-    window.search.setFocus()
 
-    def ask(question: str, ready, what: str, settle_ms: int = 0) -> None:
-        """Type ``question``, run it and wait until answers came and ``ready()`` holds."""
-        got.clear()
-        window.search.setText(question)
-        window.run_search()
-        wait_for(lambda: bool(got) and ready(), what)
-        if settle_ms:
-            spin(settle_ms)
-
-    ask(DOC_QUESTION, lambda: bool(window.preview.hits), "answers and the preview")
-    shot(window, "04-results-preview.png")
+def shot_results(s: Shots) -> None:
+    """04: a question, its answers and the preview; 05: an e-mail answer, filters open."""
+    window = s.window
+    s.ask(DOC_QUESTION, lambda: bool(window.preview.hits), "answers and the preview")
+    s.shot(window, "04-results-preview.png")
 
     window.act_filters.setChecked(True)
     window.filters.set_kinds(["email"])
     # the filter change re-runs the question once more: settle
-    ask(
+    s.ask(
         MAIL_QUESTION,
         lambda: bool(window.preview.hits) and window.preview.answer.kind == "email",
         "an e-mail answer",
         400,
     )
-    shot(window, "05-email-result.png")
+    s.shot(window, "05-email-result.png")
 
+
+def shot_query_notices(s: Shots) -> None:
+    """07: the query syntax; 08: no answer; 13: a dropped phrase; 16: a quoted reply."""
+    window = s.window
     # The query syntax (engine/search/query.py): a field, an exclusion and ranking words.
     window.filters.set_kinds(None)
     window.act_filters.setChecked(False)
-    ask(
+    s.ask(
         'type:email from:skilling "energy crisis" California -Organizational',
         lambda: bool(window.preview.hits),
         "answers to the query syntax",
         400,
     )
-    shot(window, "07-query-syntax.png")
+    s.shot(window, "07-query-syntax.png")
 
     # A question nothing indexed answers: said above the closest matches.
-    ask("What is the capital of Australia?", window.no_answer.isVisible, "the no-answer banner", 300)
-    shot(window, "08-no-answer.png")
+    s.ask("What is the capital of Australia?", window.no_answer.isVisible, "the no-answer banner", 300)
+    s.shot(window, "08-no-answer.png")
 
     # A pasted question whose quoted phrase no document holds: dropped, and said so.
-    ask(
+    s.ask(
         'What did the "Great Plague of Europe" do to the population?',
         window.no_answer.isVisible,
         "the dropped-phrase notice",
         300,
     )
-    shot(window, "13-phrase-dropped.png")
+    s.shot(window, "13-phrase-dropped.png")
 
     # A reply previewed whole, the message it quotes in grey below its own words (issue 36,
     # item 1: "see below for web site for directions" had nothing below).
-    ask(
+    s.ask(
         "Where is the Trading Track dinner tomorrow night?",
         lambda: bool(window.preview.hits) and window.preview.quoted,
         "a reply previewed with its quote",
         400,
     )
-    shot(window, "16-quoted-reply.png")
+    s.shot(window, "16-quoted-reply.png")
 
-    # The e-mail filters: a sender by part of a name, a custom date range typed as months.
+
+def shot_email_filters(s: Shots) -> None:
+    """10: the e-mail filters: a sender by part of a name, a custom date range typed as months."""
+    window = s.window
     window.act_filters.setChecked(True)
-    ask("California energy crisis", lambda: True, "answers for the e-mail filters")
-    wait_for(lambda: window.filters.sender_model.rowCount() > 0, "the senders of the catalog")
-    got.clear()
+    s.ask("California energy crisis", lambda: True, "answers for the e-mail filters")
+    s.wait_for(lambda: window.filters.sender_model.rowCount() > 0, "the senders of the catalog")
+    s.got.clear()
     window.filters.sender.setText("skil")
     window.filters.date_from.setText("2000-06")
     window.filters.date_to.setText("2001-06")
     window.filters.date_from.editingFinished.emit()
     window.filters.date_to.editingFinished.emit()
-    wait_for(lambda: bool(got) and bool(window.preview.hits), "answers within the e-mail filters")
+    s.wait_for(lambda: bool(s.got) and bool(window.preview.hits), "answers within the e-mail filters")
     spin(400)
-    shot(window, "10-email-filters.png")
+    s.shot(window, "10-email-filters.png")
     window.filters.reset()
     window.act_filters.setChecked(False)
 
-    # File > Add mail store: which kind of store (the box is grabbed, then cancelled).
+
+def shot_mail_store_kind(s: Shots) -> None:
+    """11: File > Add mail store: which kind of store (the box is grabbed, then cancelled)."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
     def grab_kind_box() -> None:
         box = QApplication.activeModalWidget()
         if box is None or box.objectName() != "mailStoreKind":
             QTimer.singleShot(30, grab_kind_box)
             return
-        shot(box, "11-mail-store-kind.png")
+        s.shot(box, "11-mail-store-kind.png")
         box.reject()
 
     QTimer.singleShot(0, grab_kind_box)
-    window.act_add_mail.trigger()
+    s.window.act_add_mail.trigger()
 
-    # Live results: the selected document is deleted while watched; the list follows and
-    # the preview says it is gone, without Enter.
-    got.clear()
+
+def shot_live_results(s: Shots) -> None:
+    """12: the selected document is deleted while watched; the list follows and the preview
+    says it is gone, without Enter."""
+    window = s.window
+    s.got.clear()
     window.search.setText(DOC_QUESTION)
     window.run_search()
-    wait_for(lambda: bool(got) and bool(window.preview.hits), "answers to delete one of")
+    s.wait_for(lambda: bool(s.got) and bool(window.preview.hits), "answers to delete one of")
     gone = window.current_answer()
     refreshed: list = []
     window.results_refreshed.connect(refreshed.append)
     Path(gone.path).unlink()
-    wait_for(lambda: bool(refreshed), "the results to follow the deletion")
+    s.wait_for(lambda: bool(refreshed), "the results to follow the deletion")
     spin(300)
-    shot(window, "12-live-results.png")
+    s.shot(window, "12-live-results.png")
 
-    # Half of a 1366-px screen, filters and preview shown (the window's minimum fits it).
-    got.clear()
+
+def shot_narrow(s: Shots) -> None:
+    """09: half of a 1366-px screen, filters and preview shown (the window's minimum fits it)."""
+    window = s.window
+    s.got.clear()
     window.act_filters.setChecked(True)
-    window.resize(680, args.height)
+    window.resize(680, s.args.height)
     window.search.setText(NARROW_QUESTION)
     window.run_search()
-    wait_for(lambda: bool(got) and bool(window.preview.hits) and window.width() == 680, "the narrow window")
+    s.wait_for(lambda: bool(s.got) and bool(window.preview.hits) and window.width() == 680, "the narrow window")
     spin(400)
-    shot(window, "09-narrow.png")
+    s.shot(window, "09-narrow.png")
     window.act_filters.setChecked(False)
-    window.resize(args.width, args.height)
+    window.resize(s.args.width, s.args.height)
 
-    window.show_sources()
-    dialog = window._sources_dialog
-    wait_for(lambda: dialog.table.rowCount() > 0 and dialog.errors_table.rowCount() > 1, "the sources dialog")
-    shot(dialog, "06-sources.png")
+
+def shot_sources(s: Shots) -> None:
+    """06: the Sources dialog with counts, the file that failed and the one skipped."""
+    s.window.show_sources()
+    dialog = s.window._sources_dialog
+    s.wait_for(lambda: dialog.table.rowCount() > 0 and dialog.errors_table.rowCount() > 1, "the sources dialog")
+    s.shot(dialog, "06-sources.png")
     dialog.close()
 
-    window.close()
 
-    # An index built by the previous default model (0.3.0), opened by this version: the window
-    # rebuilds it for 0.4.0 and says once why (issue 34); shot while the rebuild runs.
+def shot_new_model(s: Shots) -> None:
+    """14: an index built by the previous default model (0.3.0), opened by this version: the
+    window rebuilds it for 0.4.0 and says once why (issue 34); shot while the rebuild runs."""
+    from PySide6.QtCore import QSettings
+
+    from app.backend import Backend
+    from app.main import make_engine_factory
+    from app.window import MainWindow
     from engine.api.facade import Engine
 
+    work, args = s.work, s.args
     old_home, old_docs = work / "home-0.3.0", work / "docs-0.3.0"
     old_docs.mkdir()
     for name in ("kenya.txt", "super-bowl-50.txt", "steam-engine.md", "warsaw.html"):
-        shutil.copy(samples / "documents" / name, old_docs / name)
+        shutil.copy(s.samples / "documents" / name, old_docs / name)
     with Engine(home=old_home, bundle_dir=ROOT / "assets" / "sparc-tiny-0.3.0") as old:
         old.add_source(old_docs)
         old.index()
@@ -277,13 +346,35 @@ def main(argv: list[str] | None = None) -> int:
     window2.resize(args.width, args.height)
     window2.show()
     backend2.start()
-    wait_for(lambda: backend2.is_ready and window2.banner.isVisible(), "the new-model notice")
+    s.wait_for(lambda: backend2.is_ready and window2.banner.isVisible(), "the new-model notice")
     window2.search.setText("Who won Super Bowl 50?")
     window2.run_search()
-    wait_for(lambda: bool(window2.model.rowCount()), "answers from the old index while it is rebuilt")
-    shot(window2, "14-new-model.png")
-    wait_for(lambda: not backend2.indexing, "the rebuild")
+    s.wait_for(lambda: bool(window2.model.rowCount()), "answers from the old index while it is rebuilt")
+    s.shot(window2, "14-new-model.png")
+    s.wait_for(lambda: not backend2.indexing, "the rebuild")
     window2.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="sparcdesk-shots-"))
+    samples = copy_samples(work)
+    s = open_window(args, work, samples)
+    shot_first_run(s)
+    add_failing_files(samples)
+    shot_indexing(s)
+    s.backend.answers_ready.connect(s.got.append)
+    s.window.search.setFocus()
+    shot_results(s)
+    shot_query_notices(s)
+    shot_email_filters(s)
+    shot_mail_store_kind(s)
+    shot_live_results(s)
+    shot_narrow(s)
+    shot_sources(s)
+    s.window.close()
+    shot_new_model(s)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 
