@@ -556,13 +556,23 @@ def _autocast(device: torch.device, bf16: bool):
     return torch.autocast(device.type, enabled=False)
 
 
-def _chunk_ids(n: int, args: argparse.Namespace, step: int, per_epoch: int, rank: int, world: int) -> list[int]:
+def _chunk_ids(
+    n: int, args: argparse.Namespace, step: int, per_epoch: int, rank: int, world: int
+) -> list[int]:
     """This process's share of the step's examples (positions in the example list)."""
     global_batch = args.batch * world
     epoch, within = divmod(step, per_epoch)
     order = epoch_order(n, args.seed, epoch)
     start = within * global_batch + rank * args.batch
     return order[start : start + args.batch]
+
+
+def _encode(
+    batcher: Batcher, chunk: list[Example], device: torch.device
+) -> tuple[dict[str, torch.Tensor], list[list[int]]]:
+    """The chunk's encoder inputs on ``device`` and its question bags."""
+    batch, bags = batcher.encode(chunk)
+    return {k: v.to(device) for k, v in batch.items()}, bags
 
 
 def _step_vocab(bags: list[list[int]], world: int) -> list[int]:
@@ -576,7 +586,12 @@ def _step_vocab(bags: list[list[int]], world: int) -> list[int]:
 
 
 def _teacher_logits(
-    teacher, chunk_ids: list[int], chunk: list[Example], bags: list[list[int]], world: int, device: torch.device
+    teacher,
+    chunk_ids: list[int],
+    chunk: list[Example],
+    bags: list[list[int]],
+    world: int,
+    device: torch.device,
 ) -> torch.Tensor:
     """The teacher's logits of every process's questions against every process's candidates,
     in process order."""
@@ -599,11 +614,11 @@ def _log_record(
     step: int,
     per_epoch: int,
     vocab_size: int,
-    lr: float,
-    elapsed_s: float,
+    sched,
+    t0: float,
     log_every: int,
 ) -> dict:
-    """The train-log.jsonl line of a logged step."""
+    """The train-log.jsonl line of a logged step (``t0``: when the run's steps began)."""
     with torch.no_grad():
         nnz = float((res["scores"] > 0).float().sum(1).median())
     rec = {
@@ -613,8 +628,8 @@ def _log_record(
         "exp_w": round(float(torch.exp(model.w.detach())), 4),
         "nnz_question_vocab_median": nnz,
         "question_vocab": vocab_size,
-        "lr": lr,
-        "elapsed_s": round(elapsed_s, 1),
+        "lr": sched.get_last_lr()[0],
+        "elapsed_s": round(time.time() - t0, 1),
     }
     if "flops" in res:
         rec.update(
@@ -670,8 +685,7 @@ def train(args: argparse.Namespace) -> Path:
     while step < args.steps:
         chunk_ids = _chunk_ids(len(examples), args, step, per_epoch, rank, world)
         chunk = [examples[i] for i in chunk_ids]
-        batch, bags = batcher.encode(chunk)
-        batch = {k: v.to(device) for k, v in batch.items()}
+        batch, bags = _encode(batcher, chunk, device)
         vocab = _step_vocab(bags, world)
         vocab_t = torch.tensor(vocab, device=device)
         q_local = query_matrix(bags, vocab, question_weights).to(device)
@@ -701,8 +715,7 @@ def train(args: argparse.Namespace) -> Path:
         bar.update(1)
 
         if rank == 0 and (step % args.log_every == 0 or step == 1):
-            lr = sched.get_last_lr()[0]
-            rec = _log_record(model, res, batch, step, per_epoch, len(vocab), lr, time.time() - t0, args.log_every)
+            rec = _log_record(model, res, batch, step, per_epoch, len(vocab), sched, t0, args.log_every)
             log.write(json.dumps(rec) + "\n")
             log.flush()
             bar.set_postfix(loss=rec["loss"], exp_w=rec["exp_w"])
@@ -783,12 +796,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "teacher folder's sparc-idf.npy: the app's IDF over the training sentences' vectors), so "
         "that questions are scored in training as the app's IDF option scores them",
     )
+    _add_distill_arguments(p)
+    _add_flops_arguments(p)
+
+
+def _add_distill_arguments(p: argparse.ArgumentParser) -> None:
     d = p.add_argument_group("distillation (soft labels from `sparcdesk-train teacher`)")
     d.add_argument("--distill", type=Path, default=None, help="teacher folder written by `sparcdesk-train teacher`")
     d.add_argument("--distill-weight", type=float, default=1.0, help="weight of KL(teacher || student) in the loss")
     d.add_argument(
         "--distill-scale", type=float, default=1.0, help="teacher logits = scale x (z(dense) + z(SPARC+IDF))"
     )
+
+
+def _add_flops_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("learned sparsity (document-side FLOPS penalty; see the module help)")
     g.add_argument("--flops-weight", type=float, default=0.0, help="lambda of the FLOPS penalty (0 = off)")
     g.add_argument(
