@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine.search.results import Answers
+
 
 @dataclass
 class SearchResult:
@@ -29,8 +31,8 @@ class SearchResult:
     absent: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, request: int, question: str, answers: Any, seconds: float, hybrid: bool, idf: bool) -> SearchResult:
-        """The result of ``Engine.ask`` (an ``Answers``, or a plain list of answers) for the window."""
+    def of(cls, request: int, question: str, answers: Answers, seconds: float, hybrid: bool, idf: bool) -> SearchResult:
+        """The result of ``Engine.ask`` (always an ``Answers``) for the window."""
         return cls(
             request,
             question,
@@ -38,9 +40,9 @@ class SearchResult:
             seconds,
             hybrid,
             idf,
-            getattr(answers, "answered", bool(answers)),
-            tuple(getattr(answers, "relaxed", ())),
-            tuple(getattr(answers, "absent", ())),
+            answers.answered,
+            tuple(answers.relaxed),
+            tuple(answers.absent),
         )
 
 
