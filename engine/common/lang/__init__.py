@@ -18,10 +18,15 @@ without their final full stop ("z. b", "bzw").
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
+from types import ModuleType
+
+# imported by name, not with importlib: a frozen app (PyInstaller) bundles only the modules
+# its import analysis sees, and the packaged window failed to open without them (smoke test)
+from engine.common.lang import de, en, es, fr, nl, pt
 
 LANGUAGES = ("en", "de", "fr", "es", "nl", "pt")
+_MODULES: dict[str, ModuleType] = {"en": en, "de": de, "fr": fr, "es": es, "nl": nl, "pt": pt}
 
 
 @cache
@@ -29,8 +34,7 @@ def words(name: str, languages: tuple[str, ...] = LANGUAGES) -> frozenset[str]:
     """The union of list ``name`` over ``languages`` (lower case)."""
     out: set[str] = set()
     for lang in languages:
-        module = importlib.import_module(f"{__name__}.{lang}")
-        out.update(w.lower() for w in getattr(module, name, ()))
+        out.update(w.lower() for w in getattr(_MODULES[lang], name, ()))
     return frozenset(out)
 
 
@@ -38,4 +42,4 @@ def words(name: str, languages: tuple[str, ...] = LANGUAGES) -> frozenset[str]:
 def entries(name: str, language: str) -> tuple:
     """List ``name`` of one ``language`` as written (regular expressions, pairs): ``()`` when
     that language has none."""
-    return tuple(getattr(importlib.import_module(f"{__name__}.{language}"), name, ()))
+    return tuple(getattr(_MODULES[language], name, ()))
