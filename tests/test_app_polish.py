@@ -771,7 +771,7 @@ def test_a_pdf_answer_shows_its_page_and_opens_there(qtbot, open_window, tmp_pat
     bin_dir.mkdir()
     called = tmp_path / "evince-args.txt"
     viewer = bin_dir / "evince"
-    viewer.write_text(f'#!/bin/sh\necho "$@" > "{called}"\n')
+    viewer.write_text(f'#!/bin/sh\necho "$@" > "{called}.part" && mv "{called}.part" "{called}"\n')  # whole or absent
     viewer.chmod(viewer.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ.get('PATH', '')}")
     home = tmp_path / "home"
