@@ -111,6 +111,8 @@ class _Search:
     top: int
     qids: list[int]
     weights: dict[int, float] | bool | None
+    #: the question's content words no sentence holds
+    absent: list[str]
 
 
 def ask(
@@ -158,7 +160,7 @@ def ask(
         return Answers(relaxed=box.relaxed, absent=absent)  # nothing holds any of its words
     qids = query.question_ids(intent.ranking)
     weights = term_weights(index, qids, idf, query.table)
-    run = _Search(index, query, intent, box.filters, box.index_filters, settings, hybrid, top, qids, weights)
+    run = _Search(index, query, intent, box.filters, box.index_filters, settings, hybrid, top, qids, weights, absent)
     ranked, sparc_top = _rank_sentences(
         index, qids, intent.ranking, weights, hybrid, fusion, box.index_filters, settings.rank_depth, settings.hybrid_depth
     )
@@ -217,7 +219,7 @@ def _documents(
         quoted = [k for k in keys if groups.get(k) and _quotes_subject(intent, groups[k][0][1])]
         keys = quoted + [k for k in keys if k not in quoted and k not in named]  # (a run it does not name)
     if intent.keyword and settings.keyword_order:
-        keys = by_words_held(run.index, keys, intent.content)
+        keys = by_words_held(run.index, keys, intent.content, run.absent)
     elif intent.direction and settings.direction_order:
         keys = by_direction(keys, catalog, intent)
     return keys

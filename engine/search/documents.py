@@ -82,15 +82,17 @@ def _unranked_lines(
 
 #: A sentence of a reply's quoted history (``engine.ingest.mail.quoted_history``) counts
 #: this much of its score: a message ranks first by what it says itself.
-def by_words_held(index: SentenceIndex, keys: list[str], words: Sequence[str]) -> list[str]:
+def by_words_held(index: SentenceIndex, keys: list[str], words: Sequence[str], absent: Iterable[str]) -> list[str]:
     """A keyword search's documents: those holding any of its ``words`` (in their own text,
     header lines, title or name) before those holding none, each group in the ranking's order
     (issue 36, item 6: "coldplay halftime" listed six documents holding neither word). Not
     "all the words before some": a paraphrase's answer often lacks one typed word, and that
     order cost 3 points of hit@1 on SQuAD's keyword forms (docs/product.md). Words no
-    sentence holds do not count; without a document index (an older generation) the order
+    sentence holds (``absent``: ``SentenceIndex.absent_words`` of them, which ``ask`` has
+    already asked) do not count; without a document index (an older generation) the order
     stays."""
-    held = [w for w in words if w not in set(index.absent_words(words))]
+    gone = set(absent)
+    held = [w for w in words if w not in gone]
     if not held or len(keys) < 2:
         return keys
     text = " ".join(held)
