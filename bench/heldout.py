@@ -32,12 +32,12 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench import harness, product
-from engine.search.settings import DEFAULT, RULES, SearchSettings
+from engine.search.settings import DEFAULT, RULES, SearchSettings, with_rules_off
 from trainer.metrics import reciprocal_rank
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -227,10 +227,11 @@ def main(argv: Sequence[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     from engine.api.facade import Engine
 
-    off = [r for r in args.off.split(",") if r]
-    if any(r not in RULES for r in off):
-        raise SystemExit(f"unknown rule in {args.off!r}; choose from {','.join(RULES)}")
-    settings = replace(DEFAULT, **dict.fromkeys(off, False))
+    try:
+        settings = with_rules_off(args.off)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    off = [r for r in RULES if not getattr(settings, r)]
 
     recorder = harness.Run("heldout", argv)
     t0 = time.perf_counter()

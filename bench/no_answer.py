@@ -27,12 +27,12 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench import harness, product
-from engine.search.settings import DEFAULT, RULES, SearchSettings
+from engine.search.settings import RULES, SearchSettings, with_rules_off
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 5151
@@ -141,10 +141,11 @@ def main(argv: Sequence[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     from engine.api.facade import Engine
 
-    off = [r for r in args.off.split(",") if r]
-    if any(r not in RULES for r in off):
-        raise SystemExit(f"unknown rule in {args.off!r}; choose from {','.join(RULES)}")
-    settings = replace(DEFAULT, **dict.fromkeys(off, False))
+    try:
+        settings = with_rules_off(args.off)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    off = [r for r in RULES if not getattr(settings, r)]
     recorder = harness.Run("no_answer", argv)
     rng = random.Random(SEED)
     notes_dir = args.work / "files" / "notes"

@@ -12,7 +12,7 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from bench.product.data import (
 )
 from bench.product.questions import SEED, Question
 from bench.product.report import keyword_table, kind_table, table, write_doc
-from engine.search.settings import DEFAULT, RULES, SearchSettings
+from engine.search.settings import RULES, SearchSettings, with_rules_off
 
 DESCRIPTION = "Product-level benchmark (issue 12, item 1): the app as a user meets it, on real files."
 #: Sentence-pool figures for SQuAD dev quoted next to answer@1 (docs/ood.md, "Every
@@ -56,11 +56,10 @@ def search_settings(args: argparse.Namespace) -> SearchSettings:
     """The search this run asks with: the shipped one, with the settings compared
     (--doc-weight, --doc-decay, --heading-weight) and the rules turned off (--off)."""
     changes: dict = {k: getattr(args, k) for k in ("doc_weight", "doc_decay", "heading_weight", "quoted_weight") if getattr(args, k, None) is not None}
-    for rule in (r for r in (getattr(args, "off", "") or "").split(",") if r):
-        if rule not in RULES:
-            raise SystemExit(f"unknown rule {rule!r}; choose from {','.join(RULES)}")
-        changes[rule] = False
-    return replace(DEFAULT, **changes)
+    try:
+        return with_rules_off(getattr(args, "off", "") or "", **changes)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 @dataclass

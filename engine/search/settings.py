@@ -9,7 +9,7 @@ print what each one gains on the tune set and on the held-out set (``bench.heldo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -82,3 +82,13 @@ RULES = (
     "field_answers",
     "field_answered",
 )
+
+
+def with_rules_off(names: str, base: SearchSettings = DEFAULT, **changes: object) -> SearchSettings:
+    """``base`` with ``changes`` and the comma-separated rules ``names`` turned off (a
+    benchmark's ``--off``); ValueError naming an unknown rule."""
+    off = [r for r in names.split(",") if r]
+    unknown = [r for r in off if r not in RULES]
+    if unknown:
+        raise ValueError(f"unknown rule {unknown[0]!r}; choose from {','.join(RULES)}")
+    return replace(base, **changes, **dict.fromkeys(off, False))
