@@ -116,13 +116,12 @@ def _pick(
     return [first, *(sm for sm in ordered if sm is not first)]
 
 
-def _complete(index: SentenceIndex, key: str, items: list, intent: QuestionIntent) -> list:
+def _complete(index: SentenceIndex, key: str, items: list, field: str, names: frozenset[str]) -> list:
     """A message's matching sentences with the header lines the question asks for that did
     not rank: the asked-for field's line(s) (so the answer is the line, or a long list's first
     line, not a later one that happened to match "gas" in "ron.gaskey"), or for an address
     question the lines naming the person (a name every message holds weighs nothing; a long
     list's line holding the whole name may rank below one holding its words apart)."""
-    field, names = intent.field, intent.address_of
     if field and field != "date":
         return items + _unranked_lines(index, key, items, lambda m: m.get("field") == field)
     if names:
@@ -147,7 +146,6 @@ def build_answers(
     held twice (byte-identical) shows once with its copies; a message held twice once."""
     field = intent.field if settings.field_answers else ""
     names = intent.address_of if settings.address_order else frozenset()
-    asked = QuestionIntent(intent.text, field=field, address_of=names) if (field, names) != (intent.field, intent.address_of) else intent
     terms = question_terms(intent.ranking)
     copies = _copies(keys, groups, catalog)
     shown: dict[tuple[str, str], Answer] = {}
@@ -164,7 +162,7 @@ def build_answers(
             continue
         mail = groups[key][0][1].get("kind") == "email"  # only a message has header lines
         if mail:
-            groups[key] = _complete(index, key, groups[key], asked)
+            groups[key] = _complete(index, key, groups[key], field, names)
         items = _pick(groups[key], field, names, settings.heading_weight)
         score, meta = items[0]
         fields = document_fields(meta, catalog)
