@@ -171,16 +171,20 @@ def test_engine_imports_neither_app_nor_trainer() -> None:
     assert not bad, bad
 
 
-def engine_aliases(tree: ast.Module) -> set[str]:
-    """Names a file binds to engine modules (``import engine.x as y``, ``from engine.x import y``
-    where ``y`` is a module), so that ``y._private`` can be found."""
+def engine_aliases(tree: ast.Module, within: str = "engine") -> set[str]:
+    """Names a file binds to engine modules under ``within`` (``import engine.x as y``, ``from
+    engine.x import y`` where ``y`` is a module), so that ``y._private`` can be found."""
     known = engine_modules()
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(a.asname for a in node.names if a.asname and a.name.startswith("engine"))
+            names.update(a.asname for a in node.names if a.asname and a.name.startswith(within))
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine"):
-            names.update(a.asname or a.name for a in node.names if f"{node.module}.{a.name}" in known)
+            names.update(
+                a.asname or a.name
+                for a in node.names
+                if f"{node.module}.{a.name}" in known and f"{node.module}.{a.name}".startswith(within)
+            )
     return names
 
 
@@ -208,17 +212,6 @@ def test_trainer_and_bench_use_public_engine_names_only() -> None:
     assert not bad, bad
 
 
-def _search_aliases(tree: ast.Module) -> set[str]:
-    """Names a file binds to ``engine.search`` modules."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(a.asname for a in node.names if a.asname and a.name.startswith("engine.search"))
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine.search"):
-            names.update(a.asname or a.name for a in node.names if (ROOT / "engine" / "search" / f"{a.name}.py").exists())
-    return names
-
-
 def _search_target(node: ast.expr, aliases: set[str]) -> bool:
     """``node`` names an ``engine.search`` module: an alias bound to one, or spelled out."""
     if isinstance(node, ast.Name):
@@ -235,7 +228,7 @@ def tunable_writes(tree: ast.Module) -> list[int]:
     ``setattr(engine.search.answers, "DOC_DECAY", 0)``): a search's tunables are the
     ``SearchSettings`` it is given (issue 37), and a write to a global would change every
     search of the process, or, since they moved, nothing at all."""
-    aliases = _search_aliases(tree)
+    aliases = engine_aliases(tree, within="engine.search")
     lines = []
     for node in ast.walk(tree):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
