@@ -239,7 +239,15 @@ def meta_line(answer) -> str:
         bits = [kind_label(answer.kind), display_folder(answer.path), format_date(answer.date)]
     if getattr(answer, "page", None):  # a PDF's answer: its page (issue 39)
         bits.insert(1, page_text(answer))
+    if getattr(answer, "section", None):  # a DOCX/ODT/EPUB answer: the heading it is under
+        bits.insert(1, section_text(answer))
     return " · ".join(b for b in bits if b)
+
+
+def section_text(answer) -> str:
+    """'under "Installation"' for an answer under a heading, else ''."""
+    section = getattr(answer, "section", None)
+    return f"under \u201c{section}\u201d" if section else ""
 
 
 def page_text(answer) -> str:

@@ -285,6 +285,8 @@ class PreviewPane(QWidget):
             rows.append(("Type", kind_label(a.kind)))
             if getattr(a, "page", None):
                 rows.append(("Page", page_text(a).removeprefix("page ")))
+            if getattr(a, "section", None):
+                rows.append(("Section", a.section))
             if f.get("attachment_of"):  # which message it came with, not only the file holding it
                 rows.append(("Attached to", attachment_origin(f)))
             if a.date:

@@ -788,3 +788,27 @@ def test_a_pdf_answer_shows_its_page_and_opens_there(qtbot, open_window, tmp_pat
     window.open_current()
     qtbot.waitUntil(called.exists, timeout=test_app.WAIT_MS)
     assert called.read_text().split() == ["--page-index=3", str(pdf)]
+
+
+def test_a_word_answer_shows_the_heading_it_is_under(qtbot, open_window, tmp_path):
+    """Issue 39: the result line and the preview name the heading a DOCX answer is under, as
+    they name a PDF answer's page; a text file's answer names none."""
+    from test_sections import QUESTION, manual_docx
+
+    from app.format import meta_line
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    manual_docx(docs / "manual.docx")
+    (docs / "kettle.txt").write_text("The descaling cycle of the old kettle took an hour.\n", encoding="utf-8")
+    home = tmp_path / "home"
+    indexed(home, docs).close()
+    window = open_window(home)
+    answers = test_app.type_question(qtbot, window, QUESTION).answers
+    word = next(a for a in answers if a.kind == "docx")
+    assert word.section == "Descaling the machine"
+    assert "under \u201cDescaling the machine\u201d" in meta_line(word)
+    assert "under" not in meta_line(next(a for a in answers if a.kind == "text"))
+    window.results.setCurrentIndex(window.model.index(answers.index(word), 0))
+    qtbot.waitUntil(lambda: window.preview.doc_key == word.doc_key, timeout=test_app.WAIT_MS)
+    assert ">Section</td><td>Descaling the machine<" in window.preview.meta.text()

@@ -28,9 +28,12 @@ class DocumentsAndMessages(CatalogConnection):
             old = [r[0] for r in self._conn.execute("SELECT key FROM documents WHERE path = ?", (path,))]
             self._conn.execute("DELETE FROM documents WHERE path = ?", (path,))
             self._conn.executemany(
-                """INSERT OR REPLACE INTO documents (key, path, kind, title, parent_key, n_sentences, pages)
-                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                [(d.key, d.path, d.kind, d.title, d.parent_key, d.n_sentences, d.pages or None) for d in documents],
+                """INSERT OR REPLACE INTO documents (key, path, kind, title, parent_key, n_sentences, pages, sections)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                [
+                    (d.key, d.path, d.kind, d.title, d.parent_key, d.n_sentences, d.pages or None, d.sections or None)
+                    for d in documents
+                ],
             )
         return old
 
@@ -135,5 +138,6 @@ class DocumentsAndMessages(CatalogConnection):
 
 def _document(r: dict) -> DocumentRow:
     return DocumentRow(
-        r["key"], r["path"], r["kind"], r["title"] or "", r["parent_key"], r["n_sentences"] or 0, r.get("pages") or ""
-    )
+        r["key"], r["path"], r["kind"], r["title"] or "", r["parent_key"], r["n_sentences"] or 0,
+        r.get("pages") or "", r.get("sections") or "",
+    )  # fmt: skip

@@ -79,6 +79,8 @@ class DocumentRow:
     n_sentences: int = 0
     #: a paged document's ``engine.ingest.documents.PAGES`` field ("" for others)
     pages: str = ""
+    #: a document's ``engine.ingest.documents.SECTIONS`` field (its headings; "" for none)
+    sections: str = ""
 
 
 @dataclass

@@ -138,6 +138,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         " none until their file is indexed again",
         ('ALTER TABLE "documents" ADD COLUMN "pages" TEXT',),
     ),
+    Migration(
+        7,
+        "a document's headings (engine.ingest.documents.SECTIONS: where each heading of a DOCX,"
+        " ODT, EPUB, Markdown or HTML file starts in its text), so an answer names the heading it"
+        " is under; rows from before hold none until their file is read again",
+        ('ALTER TABLE "documents" ADD COLUMN "sections" TEXT',),
+    ),
 )
 #: The catalog's schema, kept in SQLite's ``user_version``: the last step of
 #: :data:`MIGRATIONS`. Opening a catalog of an older schema applies the steps it lacks; one

@@ -35,7 +35,8 @@ def _location(a) -> str:
     if f.get("attachment_of"):
         return f"attachment of {f.get('subject') or f['attachment_of']}\n      {a.path}"
     page = f", page {a.page} of {a.pages}" if getattr(a, "page", None) else ""
-    return f"{a.path}{page}" + (f"  (modified {(a.date or '')[:10]})" if a.date else "")
+    section = f', under "{a.section}"' if getattr(a, "section", None) else ""
+    return f"{a.path}{page}{section}" + (f"  (modified {(a.date or '')[:10]})" if a.date else "")
 
 
 def _passage_with_bold(hit, style: Style, width: int = 600) -> str:

@@ -14,7 +14,7 @@ from engine.catalog.store import MessageRow
 from engine.home.paths import display
 from engine.index.docindex import DocumentText, mail_header_lines
 from engine.index.sentences import SentenceRecord, folder_terms
-from engine.ingest.documents import Document, ExtractionError
+from engine.ingest.documents import SECTIONS, Document, ExtractionError
 from engine.ingest.mailheaders import QUOTED_AT, RECIPIENT_FIELDS, addresses, sender_address
 from engine.ingest.segment import Span, passages_of
 
@@ -93,8 +93,9 @@ def iso_to_epoch(value: str | None) -> int | None:
 def _digested_fields(fields: dict[str, str]) -> dict[str, str]:
     """``fields`` as the digest reads them: a field added after messages were indexed
     ("bcc", records 5) counts only where set, so a message without one keeps its digest and
-    its vectors."""
-    return {k: v for k, v in fields.items() if v or k != "bcc"}
+    its vectors. A document's headings (``SECTIONS``) are the catalog's, not the index's: a
+    file indexed before they were read keeps its vectors when read again."""
+    return {k: v for k, v in fields.items() if (v or k != "bcc") and k != SECTIONS}
 
 
 def document_digest(doc: Document, records: str | None = None) -> str:

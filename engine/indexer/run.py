@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from engine.catalog.store import Catalog, DocumentRow, Generation
+from engine.catalog.store import Catalog, Generation
 from engine.catalog.texts import TextStore
 from engine.common.progress import Cancelled, Progress
 from engine.home import diskspace
@@ -56,8 +56,7 @@ from engine.indexer.prepare import RECORDS_VERSION, PreparedDoc, document_digest
 from engine.indexer.produce import drain, produce
 from engine.indexer.progress import RunResult
 from engine.indexer.scan import Job, Target, scan
-from engine.indexer.units import UnitWork, _Pending
-from engine.ingest.documents import PAGES
+from engine.indexer.units import UnitWork, _Pending, document_row
 from engine.model.bundle import ModelIdentity
 from engine.model.encoder import DEFAULT_BATCH, SparseEncoder
 from engine.model.sparse import SparseVector
@@ -439,9 +438,7 @@ class Indexer(UnitWork):
             return False
         i = names[0]
         self.committer.journal(job.path, doc.key, prepared.digest, doc.text)
-        job.docs.append(
-            DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, len(prepared.records), doc.fields.get(PAGES, ""))
-        )
+        job.docs.append(document_row(doc, job.path, len(prepared.records)))
         job.sentences += len(prepared.records)
         if prepared.whole is not None:
             self._wholes.append(prepared.whole)

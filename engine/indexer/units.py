@@ -21,11 +21,25 @@ from engine.indexer.commit import Committer
 from engine.indexer.prepare import PreparedDoc, message_row
 from engine.indexer.progress import RunResult
 from engine.indexer.scan import Job
-from engine.ingest.documents import PAGES, SKIPPED_PREFIX, ExtractionError, UnsupportedFormat
+from engine.ingest.documents import (
+    PAGES,
+    SECTIONS,
+    SKIPPED_PREFIX,
+    Document,
+    ExtractionError,
+    UnsupportedFormat,
+)
 from engine.model.encoder import SparseEncoder
 from engine.model.sparse import SparseVector
 
 log = logging.getLogger(__name__)
+
+
+def document_row(doc: Document, path: str, sentences: int) -> DocumentRow:
+    """The catalog's row of ``doc`` (of the unit at ``path``), its pages and headings kept."""
+    return DocumentRow(
+        doc.key, path, doc.kind, doc.title, doc.parent_key, sentences, doc.fields.get(PAGES, ""), doc.fields.get(SECTIONS, "")
+    )
 
 
 @dataclass
@@ -94,16 +108,14 @@ class UnitWork:
             if self._upgrading and prepared.whole is not None:
                 self._wholes.append(prepared.whole)
             n = job.kept_docs.get(doc.key, 0)
-            job.docs.append(DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, n, doc.fields.get(PAGES, "")))
+            job.docs.append(document_row(doc, job.path, n))
             job.sentences += n
             return
         try:
             if doc.key in job.old_keys:
                 self._deletes.append(doc.key)
             self.committer.journal(job.path, doc.key, prepared.digest, doc.text)
-            job.docs.append(
-                DocumentRow(doc.key, job.path, doc.kind, doc.title, doc.parent_key, len(prepared.records), doc.fields.get(PAGES, ""))
-            )
+            job.docs.append(document_row(doc, job.path, len(prepared.records)))
             if doc.kind == "email":
                 job.messages.append(message_row(doc, job.path))
             job.sentences += len(prepared.records)

@@ -8,6 +8,7 @@ few string fields for display and filtering.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -106,6 +107,33 @@ def page_at(pages: str, offset: int) -> tuple[int, int] | None:
         return (page, int(total)) if page else None
     except (ValueError, IndexError):
         return None
+
+
+#: A document's headings (a DOCX/ODT heading, an EPUB chapter, a Markdown or HTML heading):
+#: where each starts in its text and what it says, as JSON, ``[[0, "Introduction"], [1530,
+#: "Installation"]]``. The catalog keeps it; an answer names the heading it is under (issue 39).
+SECTIONS = "sections"
+#: A heading longer than this is kept cut to it (with "…"): it names a place, it is not read.
+MAX_HEADING_CHARS = 120
+
+
+def sections_field(starts: list[tuple[int, str]]) -> str:
+    """``SECTIONS`` for headings that start at ``(offset, heading)``; "" when there are none."""
+    cut = MAX_HEADING_CHARS - 1
+    named = [[o, h if len(h) <= MAX_HEADING_CHARS else h[:cut].rstrip() + "…"] for o, h in starts]
+    return json.dumps(named, ensure_ascii=False) if named else ""
+
+
+def section_at(sections: str, offset: int) -> str | None:
+    """The heading the character at ``offset`` is under (the last one starting at or before
+    it) in a document with the ``SECTIONS`` field ``sections``; None before the first heading,
+    when there are none, or when the field does not parse."""
+    try:
+        starts = json.loads(sections)
+        found = [str(h) for o, h in starts if int(o) <= offset]
+    except (ValueError, TypeError):
+        return None
+    return found[-1] if found else None
 
 
 def add_note(fields: dict[str, str], note: str) -> None:

@@ -190,6 +190,7 @@ def build_answers(
                 score=float(doc_rank[key]),
                 page=int(fields["page"]) if "page" in fields else None,
                 pages=int(fields["pages"]) if "pages" in fields else None,
+                section=fields.get("section"),
             )
         )
         if same is not None:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from engine.ingest.documents import page_at
+from engine.ingest.documents import page_at, section_at
 from engine.search.intent import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -88,6 +88,9 @@ class Answer:
     #: A paged document's answer (a PDF): the page its best sentence is on, of ``pages``.
     page: int | None = None
     pages: int | None = None
+    #: A document with headings (DOCX, ODT, EPUB, Markdown, HTML): the heading its best
+    #: sentence is under (the last one starting at or before it).
+    section: str | None = None
 
 
 class _CatalogLike(Protocol):
@@ -247,9 +250,13 @@ def document_fields(meta: dict[str, Any], catalog: _CatalogLike | None) -> dict[
         out["path"] = meta.get("path", "")
         if date:
             out["modified"] = date
-        where = page_at(row.pages, int(meta.get("start") or 0)) if row is not None and row.pages and not meta.get("field") else None
+        in_text = row is not None and not meta.get("field")  # a header line is in no page or section
+        where = page_at(row.pages, int(meta.get("start") or 0)) if in_text and row.pages else None
         if where is not None:  # a PDF's answer: which page it is on (issue 39)
             out["page"], out["pages"] = str(where[0]), str(where[1])
+        section = section_at(row.sections, int(meta.get("start") or 0)) if in_text and row.sections else None
+        if section:  # a DOCX/ODT/EPUB answer: the heading it is under (issue 39)
+            out["section"] = section
     return {k: v for k, v in out.items() if v}
 
 

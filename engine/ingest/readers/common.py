@@ -13,6 +13,7 @@ saved by an old editor reads as its words, not as cp1252 mojibake.
 
 from __future__ import annotations
 
+import bisect
 import importlib.util
 import io
 import os
@@ -119,6 +120,28 @@ def tidy(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n\n")
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     return _MANY_BLANKS.sub("\n\n", text).strip()
+
+
+def heading_starts(text: str, headings: list[str]) -> list[tuple[int, str]]:
+    """Where each of a document's ``headings`` (in reading order) starts in ``text``, its text
+    as read: a heading is a paragraph of its own (spaces aside), found after the last one
+    found, so the same words earlier in the text ("see Installation below") are not taken for
+    it; one not found as a paragraph (a heading inside a table) is left out."""
+    where: dict[str, list[int]] = {}
+    at = 0
+    for paragraph in text.split("\n\n"):
+        where.setdefault(" ".join(paragraph.split()), []).append(at)
+        at += len(paragraph) + 2
+    starts: list[tuple[int, str]] = []
+    after = 0
+    for heading in headings:
+        key = " ".join(heading.split())
+        offsets = where.get(key) if key else None
+        i = bisect.bisect_left(offsets, after) if offsets else 0
+        if offsets and i < len(offsets):
+            starts.append((offsets[i], key))
+            after = offsets[i] + 1
+    return starts
 
 
 def clean(text: str) -> str:

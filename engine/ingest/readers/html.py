@@ -7,17 +7,19 @@ from __future__ import annotations
 import re
 import warnings
 
-from engine.ingest.readers.common import Extracted, decode_text, join_paragraphs
+from engine.ingest.documents import SECTIONS, sections_field
+from engine.ingest.readers.common import Extracted, decode_text, heading_starts, join_paragraphs
 
 #: HTML nested deeper than this (counted on its tags, before parsing) is read as plain text
 #: with its tags dropped: a tree parser takes minutes on 100,000 nested elements.
 MAX_HTML_DEPTH = 1000
 
 _DROP_TAGS = ("script", "style", "nav", "noscript", "template", "svg", "head", "iframe", "object", "canvas")
+_HEADING_TAGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 # Elements that end a paragraph: sections, headings, lists, tables, quotes.
 _BLOCK_TAGS = [
     *("p", "div", "section", "article", "main", "aside", "header", "footer", "address", "hr"),
-    *("h1", "h2", "h3", "h4", "h5", "h6"),
+    *_HEADING_TAGS,
     *("li", "ul", "ol", "dl", "dt", "dd", "table", "thead", "tbody", "tfoot", "tr", "caption"),
     *("blockquote", "pre", "figure", "figcaption", "form", "fieldset", "details", "summary"),
 ]
@@ -72,12 +74,16 @@ def _flat_html_text(html: str) -> str:
     return join_paragraphs([" ".join(p.split()) for p in text.split("\n\n")])
 
 
-def html_to_text(html: str | bytes, drop_quotes: bool = False) -> tuple[str, str | None]:
+def html_to_text(
+    html: str | bytes, drop_quotes: bool = False, headings: list[str] | None = None
+) -> tuple[str, str | None]:
     """Visible text of an HTML page as blank-line separated paragraphs, and its ``<title>``;
     an image's alternative text of two words or more stands where the image is.
 
     ``drop_quotes`` also removes the quoted history of an HTML e-mail reply. A page nested
     deeper than ``MAX_HTML_DEPTH`` is read without building a tree (``_flat_html_text``).
+    ``headings``, when given, receives the text of the page's ``<h1>``-``<h6>`` in order (for
+    ``engine.ingest.readers.common.heading_starts``).
     """
     from bs4 import BeautifulSoup, NavigableString
 
@@ -118,6 +124,8 @@ def html_to_text(html: str | bytes, drop_quotes: bool = False) -> tuple[str, str
         br.replace_with(_LINE)
     for tag in soup.find_all(list(_CELL_TAGS)):
         tag.insert_after(" \t ")
+    if headings is not None:
+        headings += [" ".join(h.get_text().replace(_LINE, " ").split()) for h in soup.find_all(_HEADING_TAGS)]
     for tag in soup.find_all(_BLOCK_TAGS):
         tag.insert_before(_PARA)
         tag.insert_after(_PARA)
@@ -130,8 +138,10 @@ def html_to_text(html: str | bytes, drop_quotes: bool = False) -> tuple[str, str
 
 
 def read_html(data: bytes, where: str) -> Extracted:
-    text, title = html_to_text(data)
-    notes = {}
+    headings: list[str] = []
+    text, title = html_to_text(data, headings=headings)
+    sections = sections_field(heading_starts(text, headings))
+    notes = {SECTIONS: sections} if sections else {}
     if html_depth(data) > MAX_HTML_DEPTH:
         notes["note"] = f"HTML nested more than {MAX_HTML_DEPTH:,} deep: read as plain text, without its layout"
     return text, title, notes

@@ -4,12 +4,13 @@ text paragraph (``engine.ingest.readers.tables``)."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from engine.ingest.documents import ExtractionError
-from engine.ingest.readers.common import Extracted, clean, join_paragraphs, open_zipped, tidy
+from engine.ingest.documents import SECTIONS, ExtractionError, sections_field
+from engine.ingest.readers.common import Extracted, clean, heading_starts, join_paragraphs, open_zipped, tidy
 from engine.ingest.readers.tables import TableBudget, one_line, sheet_paragraph
 
 # --------------------------------------------------------------------------- Word
@@ -135,6 +136,52 @@ def _docx_parts(document: Any) -> list[str]:
     return out
 
 
+_HEADING_NAME = re.compile(r"heading [1-9]$", re.I)
+
+
+def _outline(level: Any) -> bool:
+    """Whether a ``w:outlineLvl`` element (or None) makes a heading: levels 0-8 (9 is body text)."""
+    value = level.get(_W + "val") if level is not None else None
+    return bool(value and value.isdigit() and int(value) < 9)
+
+
+def _docx_heading_styles(document: Any) -> set[str]:
+    """The ids of a Word file's heading styles: Word's built-in "heading N" (the name in the
+    file is English whatever the language of Word that wrote it; the id is not), a style with
+    an outline level, and a style based on either (a "My Heading" made from "Heading 2")."""
+    based: dict[str, str] = {}
+    found: set[str] = set()
+    for style in document.styles.element.iter(_W + "style"):
+        sid = style.get(_W + "styleId") or ""
+        name = style.find(_W + "name")
+        level = style.find(f"{_W}pPr/{_W}outlineLvl")
+        parent = style.find(_W + "basedOn")
+        if (name is not None and _HEADING_NAME.match(name.get(_W + "val") or "")) or _outline(level):
+            found.add(sid)
+        elif parent is not None:
+            based[sid] = parent.get(_W + "val") or ""
+    for sid, parent in based.items():
+        for _ in range(10):  # a chain of styles, not a loop
+            if parent in found:
+                found.add(sid)
+                break
+            parent = based.get(parent, "")
+    return found
+
+
+def _docx_headings(document: Any) -> list[str]:
+    """The text of a Word body's headings, in order: paragraphs of a heading style or with an
+    outline level of their own (what Word's navigation pane lists)."""
+    styles = _docx_heading_styles(document)
+    out: list[str] = []
+    for p in document.element.body.iter(_W + "p"):
+        style = p.find(f"{_W}pPr/{_W}pStyle")
+        level = p.find(f"{_W}pPr/{_W}outlineLvl")
+        if (style is not None and style.get(_W + "val") in styles) or _outline(level):
+            out.append(_docx_inline(p, []))
+    return out
+
+
 def read_docx(data: bytes, where: str) -> Extracted:
     import docx
 
@@ -143,7 +190,9 @@ def read_docx(data: bytes, where: str) -> Extracted:
     _docx_blocks(document.element.body, paragraphs)
     paragraphs += _docx_parts(document)
     title = (document.core_properties.title or "").strip() or None
-    return tidy(join_paragraphs(paragraphs)), title, {}
+    text = tidy(join_paragraphs(paragraphs))
+    sections = sections_field(heading_starts(text, _docx_headings(document)))
+    return text, title, {SECTIONS: sections} if sections else {}
 
 
 # --------------------------------------------------------------------------- Excel

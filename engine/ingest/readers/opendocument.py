@@ -7,8 +7,8 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
-from engine.ingest.documents import ExtractionError
-from engine.ingest.readers.common import Extracted, clean, join_paragraphs, open_zipped, tidy
+from engine.ingest.documents import SECTIONS, ExtractionError, sections_field
+from engine.ingest.readers.common import Extracted, clean, heading_starts, join_paragraphs, open_zipped, tidy
 from engine.ingest.readers.tables import MAX_TABLE_CELLS, TableBudget, one_line, sheet_paragraph
 
 
@@ -92,9 +92,13 @@ def _odf_title(document: Any) -> str | None:
 
 def read_odt(data: bytes, where: str) -> Extracted:
     document, body = _odf_load(data, where, "ODT", "text")
+    from odf.text import H
+
     paragraphs: list[str] = []
     _odf_blocks(body, paragraphs)
-    return tidy(join_paragraphs(paragraphs)), _odf_title(document), {}
+    text = tidy(join_paragraphs(paragraphs))
+    sections = sections_field(heading_starts(text, [_odf_inline(h, []) for h in body.getElementsByType(H)]))
+    return text, _odf_title(document), {SECTIONS: sections} if sections else {}
 
 
 def read_ods(data: bytes, where: str) -> Extracted:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from engine.ingest.readers.common import Extracted, clean, decode_text
+from engine.ingest.documents import SECTIONS, sections_field
+from engine.ingest.readers.common import Extracted, clean, decode_text, heading_starts
 from engine.ingest.readers.html import html_to_text
 
 
@@ -17,10 +18,11 @@ def read_text(data: bytes, where: str) -> Extracted:
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n(?:---|\.\.\.)[ \t]*\n", re.S)
 
 
-def markdown_to_text(source: str) -> tuple[str, str | None]:
+def markdown_to_text(source: str, headings: list[str] | None = None) -> tuple[str, str | None]:
     """Markdown rendered by markdown-it-py (CommonMark plus tables), then read as HTML.
 
-    The title is the first top-level heading, if any.
+    The title is the first top-level heading, if any; ``headings``, when given, receives the
+    text of every heading (``html_to_text``).
     """
     from markdown_it import MarkdownIt
 
@@ -33,12 +35,14 @@ def markdown_to_text(source: str) -> tuple[str, str | None]:
             inline = tokens[i + 1].children or []
             title = "".join(c.content for c in inline if c.type in ("text", "code_inline")).strip() or None
             break
-    text, _ = html_to_text(md.renderer.render(tokens, md.options, {}))
+    text, _ = html_to_text(md.renderer.render(tokens, md.options, {}), headings=headings)
     return text, title
 
 
 def read_markdown(data: bytes, where: str) -> Extracted:
     source, notes = decode_text(data, where)
-    text, title = markdown_to_text(source)
-    return text, title, notes
+    headings: list[str] = []
+    text, title = markdown_to_text(source, headings)
+    sections = sections_field(heading_starts(text, headings))
+    return text, title, {**notes, SECTIONS: sections} if sections else notes
 
