@@ -251,6 +251,7 @@ class Engine(EngineSources, EngineModels):
         cancel: threading.Event | None = None,
         pause: threading.Event | None = None,
         catalog: Catalog | None = None,
+        hold: bool = False,
     ) -> Indexer:
         return Indexer(
             catalog or Catalog(self.layout.catalog),
@@ -262,6 +263,7 @@ class Engine(EngineSources, EngineModels):
             cancel=cancel,
             pause=pause,
             on_commit=self._invalidate_reader,
+            hold=hold,
         )
 
     def _run(self, targets: list[Target], activate: bool, **kw: object) -> tuple[Indexer, RunResult]:
@@ -411,9 +413,11 @@ class Engine(EngineSources, EngineModels):
             log.warning("reading the index failed (%s): repaired", exc)
         return bool(notes)
 
-    def _ask(self, question, top, filters, idf, hybrid, fusion, settings) -> Answers:  # type: ignore[no-untyped-def]
+    def _ask(self, question, top, filters, idf, hybrid, fusion, settings, reader=None) -> Answers:  # type: ignore[no-untyped-def]
+        """The search over the live generation, or over ``reader`` (another generation's
+        index: the self-check of a building one)."""
         with self._read_lock:
-            reader = self._get_reader()
+            reader = reader or self._get_reader()
             if reader is None:
                 return Answers()
             return _ask(

@@ -19,9 +19,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from engine.api.selfchecks import EngineSelfCheck
 from engine.catalog.store import Catalog, Generation
 from engine.catalog.texts import TextStore
 from engine.common.progress import AdaptProgress, Cancelled, Progress
+from engine.indexer.scan import Target
 from engine.model import store as model_store
 from engine.model.bundle import Bundle, BundleError
 from engine.upkeep import restore
@@ -29,8 +31,11 @@ from engine.upkeep import restore
 log = logging.getLogger(__name__)
 
 
-class EngineModels:
+class EngineModels(EngineSelfCheck):
     """Models: :meth:`adapt`, :meth:`restore_model`, :meth:`model_state` (see the module)."""
+
+    #: the last adaptation's switch decision (:meth:`_reencode_judged`), None before one
+    last_switch: dict | None = None
 
     def _use_bundle(self, bundle: Path) -> None:
         """Index with ``bundle`` from now on (encoder and identity are rebuilt lazily)."""
@@ -80,16 +85,19 @@ class EngineModels:
         cancel: threading.Event | None = None,
         reencode: bool = True,
         pause: threading.Event | None = None,
+        always: bool = False,
     ) -> Path:
         """Adapt the model to the indexed documents (:mod:`engine.model.adapt`), select the new
-        bundle and re-encode every source into a new generation, which goes live when
-        complete; the current one answers until then. Cancelling keeps what was done: the
-        next call resumes (training from its checkpoint, re-encoding from its last commit).
-        Returns the adapted bundle's folder."""
+        bundle and re-encode every source into a new generation; the current one answers
+        until then. The new one goes live only when the self-check finds it better by more
+        than its interval (:meth:`judge_switch`; ``always``: whatever it finds), else the
+        current model stays, the adapted bundle is kept, and :attr:`last_switch` says why.
+        Cancelling keeps what was done: the next call resumes (training from its checkpoint,
+        re-encoding from its last commit). Returns the folder of the bundle now in use."""
         log.info("adaptation started: %d steps on the indexed text of %s", steps, self.layout.home)
         with self._writing("adapting the model"):
             try:
-                out = self._adapt(steps, mlm, vocab_expansion, on_adapt, progress, cancel, reencode, pause)
+                out = self._adapt(steps, mlm, vocab_expansion, on_adapt, progress, cancel, reencode, pause, always)
             except Cancelled:
                 log.info("adaptation cancelled (the next one resumes where it stopped)")
                 raise
@@ -111,6 +119,7 @@ class EngineModels:
         cancel: threading.Event | None,
         reencode: bool,
         pause: threading.Event | None = None,
+        always: bool = False,
     ) -> Path:
         from engine.model.adapt import DEFAULT_MLM, adapt_bundle
 
@@ -150,8 +159,46 @@ class EngineModels:
             model_store.select(home, out)
             self._use_bundle(out)
         if reencode:
-            self.index(None, progress=progress, cancel=cancel, pause=pause)
+            self._reencode_judged(progress, cancel, pause, always)
         return self.bundle_dir
+
+    def _reencode_judged(
+        self,
+        progress: Callable[[Progress], None] | None,
+        cancel: threading.Event | None,
+        pause: threading.Event | None,
+        always: bool,
+    ) -> dict | None:
+        """Re-encode every source with the selected bundle into a building generation and
+        switch to it only when the self-check finds it better (or ``always``); otherwise
+        go back to the bundle the live generation was encoded with. Returns the decision."""
+        cat = self._cat()
+        live = cat.active_generation()
+        reader = self._get_reader() if live is not None else None
+        if live is None or reader is None or always:
+            self.index(None, progress=progress, cancel=cancel, pause=pause)
+            return None
+        previous = Path((reader.model or {}).get("bundle") or model_store.original_bundle(self.bundle_dir))
+        _, result = self._run([Target(s) for s in cat.sources()], True, progress=progress, cancel=cancel, pause=pause, hold=True)
+        building = next(
+            (g for g in reversed(cat.generations()) if g.status == "building" and (g.model_name, g.model_version) == (self.model.name, self.model.version)),
+            None,
+        )
+        if result.cancelled or building is None:
+            return None
+        verdict = self.judge_switch(building)
+        verdict.update(bundle=str(self.bundle_dir), previous_bundle=str(previous), measured=verdict["after"]["measured"])
+        if verdict["switch"]:
+            self.index(None, progress=progress, cancel=cancel, pause=pause)  # complete already: it switches
+            self._save_selfcheck(latest=verdict["after"], switch=verdict)
+        else:
+            cat.set_generation_status(building.id, "retired")
+            model_store.select(self.layout.home, previous)
+            self._use_bundle(previous)
+            self._save_selfcheck(latest=verdict["before"], switch=verdict)
+        log.info("adaptation's self-check: %s", verdict["comparison"])
+        self.last_switch = verdict
+        return verdict
 
     def restore_model(self, progress: Callable[[Progress], None] | None = None) -> dict:
         """Make the previous model and its generation live again (the one the last switch

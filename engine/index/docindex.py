@@ -283,6 +283,32 @@ class DocumentIndex:
         hits = searcher.search(query, n, count=False).hits
         return [from_store(str(searcher.doc(a).get_first("doc_key"))) for _, a in hits]
 
+    def idf_weights(self, terms: Iterable[str]) -> dict[str, float]:
+        """Each term's BM25 IDF over the document bodies (what :meth:`coverage` weighs by)."""
+        searcher = self._searcher
+        n = max(int(searcher.num_docs), 1)
+        return {t: _idf(int(searcher.doc_freq("body", t)), n) for t in dict.fromkeys(terms)}
+
+    def term_stats(self, doc_key: str, terms: Iterable[str]) -> dict[str, TermStat]:
+        """BM25's inputs for each of ``terms`` (analysed already) that document ``doc_key``
+        holds in its body: what the self-check needs to score that document as if some of
+        its text were not there (:mod:`engine.index.hidden`). From tantivy's own explanation,
+        so the arithmetic is the one :meth:`bm25` ranks with."""
+        terms = list(dict.fromkeys(terms))
+        if not terms:
+            return {}
+        key_q = tantivy.Query.term_query(self._schema, "doc_key", to_store(doc_key))
+        should = [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "body", t)) for t in terms]
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, key_q), (tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+        )
+        searcher = self._searcher
+        hits = searcher.search(query, 1, count=False).hits
+        if not hits:
+            return {}
+        tree = json.loads(query.explain(searcher, hits[0][1]).to_json())
+        return {s.term: s for s in _term_stats(tree, set(terms))}
+
     def coverage(self, text: str, doc_key: str) -> tuple[float, int]:
         """How much of the question ``doc_key`` holds: the IDF-weighted share of the
         question's terms found in the document (0..1), and the number of terms.
@@ -327,6 +353,51 @@ def _state(path: Path) -> dict:
         log.warning("%s is unreadable: %s: %s", file, type(exc).__name__, exc)
         return {}
     return state if isinstance(state, dict) else {}
+
+
+@dataclass(frozen=True)
+class TermStat:
+    """One term of a document's body as BM25 scores it (tantivy's explanation)."""
+
+    term: str
+    freq: float
+    dl: float
+    avgdl: float
+    idf: float
+    k1: float = 1.2
+    b: float = 0.75
+
+    def score(self, freq: float | None = None, dl: float | None = None) -> float:
+        """The term's BM25 in this document, with ``freq`` and ``dl`` changed if given."""
+        f = self.freq if freq is None else freq
+        d = self.dl if dl is None else dl
+        if f <= 0:
+            return 0.0
+        norm = self.k1 * (1 - self.b + self.b * d / self.avgdl) if self.avgdl > 0 else self.k1
+        return self.idf * (self.k1 + 1) * f / (f + norm)
+
+
+_TERM_CONTEXT = re.compile(r'Term=Term\(field=\d+, type=Str, "(.*)"\)')
+
+
+def _term_stats(node: dict, wanted: set[str]) -> Iterable[TermStat]:
+    """The :class:`TermStat` of every term query of ``wanted`` in an explanation tree."""
+    context = " ".join(node.get("context") or [])
+    m = _TERM_CONTEXT.search(context)
+    if m and m.group(1) in wanted and node.get("description", "").startswith("TermQuery"):
+        values: dict[str, float] = {}
+        for d in node.get("details") or []:
+            desc = d.get("description", "")
+            if desc.startswith("idf"):
+                values["idf"] = float(d["value"])
+            for sub in d.get("details") or []:
+                name = sub.get("description", "").split(",")[0]
+                values[name] = float(sub["value"])
+        yield TermStat(m.group(1), values.get("freq", 0.0), values.get("dl", 0.0), values.get("avgdl", 0.0),
+                       values.get("idf", 0.0), values.get("k1", 1.2), values.get("b", 0.75))
+        return
+    for d in node.get("details") or []:
+        yield from _term_stats(d, wanted)
 
 
 def _idf(df: int, n: int) -> float:

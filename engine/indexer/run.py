@@ -100,6 +100,7 @@ class Indexer(UnitWork):
         pause: threading.Event | None = None,
         on_commit: Callable[[], None] | None = None,
         progress_interval: float = 0.25,
+        hold: bool = False,
     ) -> None:
         self.catalog = catalog
         self.layout = layout
@@ -115,6 +116,9 @@ class Indexer(UnitWork):
         self.pause = pause or threading.Event()
         self.on_commit = on_commit
         self.progress_interval = progress_interval
+        #: complete a building generation but leave the switch to the caller (an adaptation
+        #: first compares the two generations by the self-check, issue 38)
+        self.hold = hold
         self.index: SentenceIndex | None = None
         self.generation: Generation | None = None
         self._reset()
@@ -320,7 +324,7 @@ class Indexer(UnitWork):
             if self._upgrading and full and self.index is not None:
                 self.index.set_records_version(RECORDS_VERSION)
             self._phase = "done"
-            if activate and self.generation is not None and self.generation.status != "active":
+            if activate and not self.hold and self.generation is not None and self.generation.status != "active":
                 self._activate()
         except Cancelled:
             self.result.cancelled = True

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
+from engine.index.hidden import HiddenIndex
 from engine.index.sentences import IndexFilters, SentenceIndex
 from engine.search.choice import (  # noqa: F401 (re-exported)
     _address_words,
@@ -147,6 +148,8 @@ def ask(
         settings = replace(settings, max_others=max_others)
     if text_of is not None:
         text_of = functools.lru_cache(maxsize=64)(text_of)  # an answer's hits share a document
+    if settings.hidden is not None:  # the self-check's pseudo-question: its label unseen
+        index = cast(SentenceIndex, HiddenIndex(index, settings.hidden))
     if top <= 0 or not any(c.isalnum() for c in question):
         return Answers()  # no word: "?!" would rank whatever sentences weigh "!" and "?"
     box = box_query(index, question, filters)

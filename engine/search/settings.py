@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from engine.index.hidden import Hidden
+
 
 @dataclass(frozen=True)
 class SearchSettings:
@@ -67,6 +69,10 @@ class SearchSettings:
     #: address is shown; a field question by its header line when the message holds all the
     #: words it names (``decision._header_answers``)
     field_answered: bool = True
+    # ---- the self-check (issue 38)
+    #: text the search must not see: a pseudo-question's own label (``engine.index.hidden``);
+    #: None for every search a person makes
+    hidden: Hidden | None = None
 
 
 #: The shipped search.
