@@ -40,6 +40,8 @@ def split_sentences(text: str, offset: int = 0) -> list[Span]:
     import blingfire  # here, not at import: the trainer on a lent GPU imports this module without it
 
     _, offsets = blingfire.text_to_sentences_and_offsets(text)
+    if _CJK_TEXT.search(text):
+        offsets = _cjk_pieces(text, offsets)
     spans: list[Span] = []
     for start, end in offsets:
         piece = text[start:end]
@@ -54,6 +56,37 @@ def split_sentences(text: str, offset: int = 0) -> list[Span]:
             continue
         spans.append(Span(offset + s, offset + s + len(stripped), stripped))
     return spans
+
+
+#: A Chinese or Japanese character (CJK ideographs, kana, full-width forms).
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff01-\uff60"
+#: What tells a text that may hold a Chinese or Japanese sentence end.
+_CJK_TEXT = re.compile(f"[。！？]|[!?][{_CJK}]")
+#: Closing quotes and brackets, which stay with the sentence they close ("他说：“好。”").
+_CLOSERS = "”’」』）》〉】〕)]\"'»"
+#: Where a Chinese or Japanese sentence ends, no space after it: "。", "！", "？" (or "!", "?"
+#: typed half-width before such a character), repeated ("。。。"), with the quotes and brackets
+#: that close it. Not "；" (as ";" no end) and not "." (a decimal point, "3.5").
+_CJK_END = re.compile(f"(?:[。！？]+|[!?]+(?=[{_CJK}]))[{re.escape(_CLOSERS)}]*")
+#: What a piece the breaker cut off may start with that closes the sentence before it.
+_CLOSING_RUN = re.compile(f"[。！？{re.escape(_CLOSERS)}]+")
+
+
+def _cjk_pieces(text: str, offsets: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The sentence breaker's pieces of ``text`` cut again where a Chinese or Japanese sentence
+    ends (``_CJK_END``) and joined where it cut one wrongly: a piece the breaker starts with the
+    closing quote or the "。" of the sentence before (its "好。" "”然后走了。") gives them back."""
+    cuts: set[int] = set()
+    for start, _ in offsets[1:]:
+        end = _CLOSING_RUN.match(text, start)
+        if end is not None and text[start - 1] in "。！？!?":  # no space between: "。" "”"
+            start = end.end()  # the closers and marks at its start belong to the sentence before
+        cuts.add(start)
+    for m in _CJK_END.finditer(text):
+        if m.end() < len(text) and not text[m.end()].isspace():
+            cuts.add(m.end())
+    bounds = [0, *sorted(c for c in cuts if 0 < c < len(text)), len(text)]
+    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if text[a:b].strip()]
 
 
 _LAST_TOKENS = re.compile(r"(?:^|\s)(?:(\S+)\s)?(\S+)\.$")

@@ -19,7 +19,16 @@ from engine.search.settings import DEFAULT, SearchSettings
 
 
 
-_SENTENCE_END = re.compile(r"[.!?;:…)\]\"'»”’]\s*$")
+#: Closing punctuation, Chinese and Japanese full-width marks included ("。", "！", "」").
+_SENTENCE_END = re.compile(r"[.!?;:…)\]\"'»”’。！？；：」』）】》]\s*$")
+#: A Chinese or Japanese character: a word of its own where no space separates words.
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _word_count(words: list[str]) -> int:
+    """How many words ``words`` (``_WORD``'s runs) are: a run of Chinese or Japanese characters
+    counts each character (a run is a whole clause: "会议改到周五下午三点举行")."""
+    return sum(max(1, len(_CJK_CHAR.findall(w))) for w in words)
 
 
 def is_heading(text: str, lines: bool = False) -> bool:
@@ -27,14 +36,15 @@ def is_heading(text: str, lines: bool = False) -> bool:
     context for the sentences under it, not an answer while a sentence answers.
 
     A line with fewer than two words, or a short one (up to 12 words) with no closing
-    punctuation, is one; with ``lines`` (a spreadsheet row, a slide's bullet, which are
+    punctuation ("。" closes a Chinese sentence; each Chinese or Japanese character counts as
+    a word), is one; with ``lines`` (a spreadsheet row, a slide's bullet, which are
     seldom punctuated) only the first."""
     words = _WORD.findall(text)
-    if sum(1 for w in words if any(c.isalpha() for c in w)) < 2:
+    if _word_count([w for w in words if any(c.isalpha() for c in w)]) < 2:
         return True
     if _NAME_ROLE.match(text):
         return False
-    return not lines and len(words) <= 12 and not _SENTENCE_END.search(text)
+    return not lines and _word_count(words) <= 12 and not _SENTENCE_END.search(text)
 
 
 #: A person's name and role ("Gene Lockhart, president and CEO of The NewPower Company", a
