@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import harness, product
+from engine.common.lang import words
 from engine.search.settings import DEFAULT, RULES, SearchSettings, with_rules_off
 from trainer.metrics import reciprocal_rank
 
@@ -65,14 +66,12 @@ ADDRESS_PHRASINGS = {
 }
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
-_STOP_TEXT = """a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had
-    has have having he her here hers him his how i if in into is it its itself just me more most my
-    no nor not now of off on once only or other our out over own please re fw fwd same she should
-    so some such than thank thanks that the their them then there these they this those through to
-    too under until up very was we were what when where which while who whom why will with would
-    you your yours hi hello dear regards attached attachment let know get got also need"""
-_STOP = frozenset(_STOP_TEXT.split())
+#: The languages the phrasings ask in: a topic is asked in each of them.
+LANGUAGES = ("en", "de", "fr", "es")
+#: Words the engine never reads as what a question is about, in any language a topic is asked
+#: in (``engine.common.lang``, the lists highlighting, coverage and the document query read):
+#: stopwords, request words ("please", "know") and words naming a message ("note", "memo").
+_STOP = words("STOPWORDS", LANGUAGES) | words("REQUEST_WORDS", LANGUAGES) | words("MESSAGE_WORDS", LANGUAGES)
 
 
 @dataclass
