@@ -11,6 +11,8 @@ from typing import Any
 
 from engine.catalog.connection import CatalogConnection
 from engine.catalog.rows import DocumentRow, MessageRow
+from engine.common.subjects import normal_subject
+from engine.home.paths import from_store, to_store
 
 #: At most this many subjects per ``messages_with_subject`` call (one SQL parameter each).
 SUBJECTS_ASKED = 2000
@@ -51,22 +53,28 @@ class DocumentsAndMessages(CatalogConnection):
         return _document(rows[0])
 
     def messages_with_subject(self, subjects: Iterable[str]) -> list[str]:
-        """Keys of the messages whose subject, in lower case, is one of ``subjects`` (give
-        them in lower case; SQLite lowers ASCII letters only, so a subject with other
-        capitals is found as written in lower case by Python, if at all)."""
-        subjects = list(dict.fromkeys(subjects))[:SUBJECTS_ASKED]
-        if not subjects:
+        """Keys of the messages whose subject is one of ``subjects``, both compared as
+        :func:`~engine.common.subjects.normal_subject` puts them (markers and tags left out,
+        Unicode case-folded): the stored side once, when the message was indexed."""
+        wanted = [s for s in dict.fromkeys(normal_subject(s) for s in subjects) if s][:SUBJECTS_ASKED]
+        if not wanted:
             return []
-        marks = ", ".join("?" * len(subjects))
-        return [r["key"] for r in self.db["messages"].rows_where(f"lower(subject) IN ({marks})", subjects, select="key")]
+        # a catalog opened read-only as it stands may predate the column: each row's subject
+        # is put in that form as it is read (a scan, where the column is one index search)
+        column = "subject_key" if self._has_subject_key() else "normal_subject(subject)"
+        marks = ", ".join("?" * len(wanted))
+        return [r["key"] for r in self.db["messages"].rows_where(f"{column} IN ({marks})", wanted, select="key")]
+
+    def _has_subject_key(self) -> bool:
+        return any(r[1] == "subject_key" for r in self._conn.execute("PRAGMA table_info(messages)"))
 
     def upsert_messages(self, messages: Sequence[MessageRow]) -> None:
         """Insert or replace e-mail header rows."""
         with self.transaction():
             self._conn.executemany(
                 """INSERT OR REPLACE INTO messages (key, file, message_id, thread, from_addr, to_addrs,
-                   cc_addrs, date, subject, mailbox, bcc_addrs, quoted_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   cc_addrs, date, subject, mailbox, bcc_addrs, quoted_at, subject_key)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 [
                     (
                         m.key,
@@ -81,6 +89,7 @@ class DocumentsAndMessages(CatalogConnection):
                         m.mailbox,
                         json.dumps(list(m.bcc_addrs)),
                         m.quoted_at,
+                        normal_subject(m.subject or ""),
                     )
                     for m in messages
                 ],
@@ -134,6 +143,14 @@ class DocumentsAndMessages(CatalogConnection):
         Maildir folder or mbox file per store, an e-mail file per message otherwise."""
         sql = "SELECT mailbox, file, COUNT(*) FROM messages WHERE mailbox != '' GROUP BY mailbox, file"
         return [(str(m), str(f), int(n)) for m, f, n in self._conn.execute(sql)]
+
+
+def sql_normal_subject(stored: str | None) -> str | None:
+    """:func:`~engine.common.subjects.normal_subject` as the SQL function ``normal_subject``
+    (``Catalog`` registers it on its connection): the schema step that adds ``subject_key``
+    fills it from the stored subjects with it, and a catalog without the column is read with it.
+    It sees and returns the stored form of text (``engine.home.paths.to_store``)."""
+    return None if stored is None else to_store(normal_subject(from_store(str(stored))))
 
 
 def _document(r: dict) -> DocumentRow:

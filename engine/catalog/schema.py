@@ -145,6 +145,20 @@ MIGRATIONS: tuple[Migration, ...] = (
         " is under; rows from before hold none until their file is read again",
         ('ALTER TABLE "documents" ADD COLUMN "sections" TEXT',),
     ),
+    Migration(
+        8,
+        "a message's subject as questions are compared with it (engine.common.subjects."
+        "normal_subject: reply markers and tags left out, Unicode case-folded; SQLite's lower()"
+        " folds ASCII only, so \"Änderung der Preise\" typed in lower case was never found),"
+        " filled from the stored subjects by the SQL function the catalog registers; it replaces"
+        " schema 4's index on lower(subject)",
+        (
+            'ALTER TABLE "messages" ADD COLUMN "subject_key" TEXT',
+            "UPDATE messages SET subject_key = normal_subject(subject)",
+            "DROP INDEX idx_messages_subject",
+            "CREATE INDEX idx_messages_subject ON messages(subject_key)",
+        ),
+    ),
 )
 #: The catalog's schema, kept in SQLite's ``user_version``: the last step of
 #: :data:`MIGRATIONS`. Opening a catalog of an older schema applies the steps it lacks; one

@@ -33,7 +33,7 @@ import sqlite_utils
 from engine.catalog.connection import _Connection
 from engine.catalog.files import SourcesAndFiles
 from engine.catalog.generations import Generations
-from engine.catalog.messages import SUBJECTS_ASKED, DocumentsAndMessages
+from engine.catalog.messages import SUBJECTS_ASKED, DocumentsAndMessages, sql_normal_subject
 from engine.catalog.rows import (
     FILE_STATUSES,
     GENERATION_STATUSES,
@@ -125,6 +125,7 @@ class Catalog(SourcesAndFiles, DocumentsAndMessages, Generations):
         )
         self.db = sqlite_utils.Database(conn)
         self._conn = conn
+        conn.create_function("normal_subject", 1, sql_normal_subject, deterministic=True)
         if path != ":memory:":
             self.db.enable_wal()
         conn.execute("PRAGMA foreign_keys = ON")
@@ -143,6 +144,7 @@ class Catalog(SourcesAndFiles, DocumentsAndMessages, Generations):
         )
         self.db = sqlite_utils.Database(conn)
         self._conn = conn
+        conn.create_function("normal_subject", 1, sql_normal_subject, deterministic=True)
         self.read_only = True
         found = self.schema_version()  # an older file is read as it is; a newer one refused
         if found > SCHEMA_VERSION:

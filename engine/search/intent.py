@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from engine.common.lang import LANGUAGES, entries, words
+from engine.common.subjects import normal_subject
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _NAME_WORD = re.compile(r"[^\W\d_][\w'.-]*")
@@ -30,11 +31,6 @@ STOPWORDS = words("STOPWORDS", ("en",))
 MAX_KEYWORDS = 6
 #: The longest run of a question's words looked for as a subject.
 SUBJECT_WORDS = 12
-#: Reply and forward markers a subject starts with ("Re:", "FW:", "AW: AW:"), left out when
-#: a question quotes it.
-_SUBJECT_MARKS = re.compile(r"^(?:\s*(?:re|fw|fwd|aw|wg|sv|tr)\s*(?:\[\d+\])?\s*:)+", re.I)
-#: How a reply or a forward writes a subject: each is looked for with these before it.
-_SUBJECT_PREFIXES = ("", "re: ", "fw: ", "fwd: ", "aw: ")
 
 #: Frame words of every language: what a question asks for, not what it is about.
 FRAME_WORDS = _ALL_FRAME = words("FIELD_WORDS") | words("MESSAGE_WORDS") | words("REQUEST_WORDS")
@@ -113,10 +109,10 @@ class QuestionIntent:
         them ("Who sent the e-mail about where are you?", "When was the e-mail about X sent?";
         not "... about where are you going tonight?"). The subject needs two words that are
         not frame words ("the e-mail" is no name)."""
-        said = [w.lower() for w in _WORD.findall(_SUBJECT_MARKS.sub("", subject))]
+        said = _WORD.findall(normal_subject(subject))
         if sum(1 for w in said if w not in FRAME_WORDS) < 2:
             return False
-        asked = [w.lower() for w in _WORD.findall(self.text)]
+        asked = [w.casefold() for w in _WORD.findall(self.text)]
         if asked == said:
             return True
         n = len(said)
@@ -126,12 +122,13 @@ class QuestionIntent:
         )
 
     def subject_candidates(self) -> list[str]:
-        """The subjects, in lower case, by which the query may name a message: every run of 2
-        to ``SUBJECT_WORDS`` of its words as typed (quotes and a final "?" left out) when it
-        names a message, else the whole query; each bare and after "re: ", "fw: ", "fwd: ",
-        "aw: ". The catalog is asked for them as written."""
+        """The subjects by which the query may name a message, each as
+        :func:`~engine.common.subjects.normal_subject` puts it (the form the catalog keeps a
+        subject in, so reply markers, tags and case do not matter): every run of 2 to
+        ``SUBJECT_WORDS`` of its words as typed (quotes and a final "?" left out) when it names a
+        message, else the whole query."""
         text = self.text.strip().rstrip("?").strip()
-        typed = [w.strip("\"'“”‘’") for w in text.lower().split()]
+        typed = [w.strip("\"'“”‘’") for w in text.split()]
         typed = [w for w in typed if w]
         if self.names_message:
             runs = [
@@ -141,7 +138,7 @@ class QuestionIntent:
             ]
         else:
             runs = [" ".join(typed)] if len(typed) >= 2 else []
-        return [prefix + run for run in runs for prefix in _SUBJECT_PREFIXES]
+        return [s for s in dict.fromkeys(normal_subject(run) for run in runs) if s]
 
 
 def stopwords(language: str) -> frozenset[str]:

@@ -13,7 +13,8 @@ starting with none of them and without "?" is a keyword search); ``MONTHS`` (ful
 a name: "Dr.", "dhr.", "Sr."), after which a sentence never ends; ``ABBREVIATIONS`` (written
 with a full stop inside a sentence: "z. B.", "bzw.", "ca."), after which a sentence does not
 end when the next word starts in lower case or with a digit. Abbreviations are written
-without their final full stop ("z. b", "bzw").
+without their final full stop ("z. b", "bzw"). ``REPLY_MARKERS``: what a mail program writes
+before a reply's or a forward's subject ("re", "aw", "tr"; ``engine.common.subjects``).
 """
 
 from __future__ import annotations

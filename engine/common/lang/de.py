@@ -47,3 +47,5 @@ DIRECTION_QUESTIONS = (
 DIRECTION_FROM = ("von",)
 DIRECTION_TO = ("an",)
 INTERROGATIVES = ("wer", "wen", "wem", "wessen", "was", "welche", "welcher", "welches", "wann", "wo", "warum", "wie", "ist", "sind", "hat", "haben")
+#: "AW:" (Antwort) and "WG:" (Weitergeleitet) before a subject (engine.common.subjects).
+REPLY_MARKERS = ("aw", "wg")

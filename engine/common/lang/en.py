@@ -95,3 +95,7 @@ INTERROGATIVES = (
     *("who", "whom", "whose", "what", "whats", "which", "when", "where", "why", "how", "is", "are"),
     *("was", "were", "do", "does", "did", "can", "could", "should", "would", "will", "has", "have"),
 )
+#: What a mail program writes before a reply's or a forward's subject ("Re:", "Fwd:"), here
+#: with those of languages without a list of their own ("SV:" Scandinavian, "VS:" Danish and
+#: Finnish, "Odp:" Polish, "回复:" "转发:" Chinese): ``engine.common.subjects`` drops them.
+REPLY_MARKERS = ("re", "fw", "fwd", "sv", "vs", "odp", "回复", "回覆", "答复", "转发", "轉寄")

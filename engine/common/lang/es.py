@@ -41,3 +41,5 @@ DIRECTION_QUESTIONS = (
 DIRECTION_FROM = ("de",)
 DIRECTION_TO = ("a", "para")
 INTERROGATIVES = ("quién", "quien", "quiénes", "qué", "cuál", "cuáles", "cuándo", "dónde", "cómo", "cuánto", "cuántos", "cuánta")
+#: "RV:" (reenviado) before a subject (engine.common.subjects).
+REPLY_MARKERS = ("rv",)

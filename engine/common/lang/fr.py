@@ -38,3 +38,5 @@ DIRECTION_QUESTIONS = (
 DIRECTION_FROM = ("de", "d'")
 DIRECTION_TO = ("à",)
 INTERROGATIVES = ("qui", "que", "qu", "quoi", "quel", "quelle", "quels", "quelles", "quand", "où", "pourquoi", "comment", "combien", "est-ce")
+#: "TR:" (transféré) before a subject (engine.common.subjects).
+REPLY_MARKERS = ("tr",)

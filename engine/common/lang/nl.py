@@ -35,3 +35,5 @@ DIRECTION_QUESTIONS = (
 DIRECTION_FROM = ("van",)
 DIRECTION_TO = ("aan",)
 INTERROGATIVES = ("wie", "wat", "welke", "welk", "wanneer", "waar", "waarom", "hoe", "hoeveel")
+#: "Antw:" (antwoord) and "Doorst:" (doorgestuurd) before a subject (engine.common.subjects).
+REPLY_MARKERS = ("antw", "doorst")

@@ -35,3 +35,5 @@ DIRECTION_QUESTIONS = (
 DIRECTION_FROM = ("de", "do", "da")
 DIRECTION_TO = ("para",)
 INTERROGATIVES = ("quem", "que", "quê", "qual", "quais", "quando", "onde", "porque", "como", "quanto", "quantos", "quanta")
+#: "RES:" (resposta) and "ENC:" (encaminhado) before a subject (engine.common.subjects).
+REPLY_MARKERS = ("res", "enc")
