@@ -19,6 +19,9 @@ Prints a summary and writes JSON to bench/results/indexing-<timestamp>.json. Sta
 else was running on the machine next to any number you quote.
 
     .venv/bin/python bench/indexing.py --sentences 2000 --threads 2
+
+``--corpus pdf`` writes the same paragraphs as text PDFs (one a file, ``bench/pdfs.py``): the
+same sentences, read by the PDF reader instead of the text reader.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 import psutil  # noqa: E402
 
 from bench import harness  # noqa: E402
+from bench.pdfs import text_pdf  # noqa: E402
 from engine.api.facade import Engine  # noqa: E402
 from engine.index.columns import COLUMNS_DIR  # noqa: E402
 from engine.index.docindex import FOLDER as DOCS_FOLDER  # noqa: E402
@@ -138,10 +142,13 @@ def squad_paragraphs() -> Iterator[dict[str, Any]]:
             yield from article["paragraphs"]
 
 
-def write_corpus(folder: Path, target: int) -> tuple[list[str], list[str], list[tuple[int, int]], int]:
-    """Paragraph files with about ``target`` sentences; returns the (sentence, context) pairs
-    the pipeline will encode, each sentence's passage (what a passage bundle encodes in one
-    pass) and the number of files."""
+def write_corpus(
+    folder: Path, target: int, kind: str = "text"
+) -> tuple[list[str], list[str], list[tuple[int, int]], int]:
+    """Paragraph files with about ``target`` sentences, text files or (``kind`` "pdf") text
+    PDFs of the same paragraphs (``bench.pdfs``); returns the (sentence, context) pairs the
+    pipeline will encode, each sentence's passage (what a passage bundle encodes in one pass)
+    and the number of files."""
     paragraphs = squad_paragraphs()
     sentences: list[str] = []
     contexts: list[str] = []
@@ -151,7 +158,10 @@ def write_corpus(folder: Path, target: int) -> tuple[list[str], list[str], list[
         if len(sentences) >= target:
             break
         text = p["context"].strip()
-        (folder / f"paragraph-{i:05d}.txt").write_text(text + "\n", encoding="utf-8")
+        if kind == "pdf":
+            (folder / f"paragraph-{i:05d}.pdf").write_bytes(text_pdf([text]))
+        else:
+            (folder / f"paragraph-{i:05d}.txt").write_text(text + "\n", encoding="utf-8")
         n += 1
         for k, passage in enumerate(split_passages(text)):
             for j, s in enumerate(passage):
@@ -254,6 +264,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--no-encoder-rate",
         action="store_true",
         help="skip timing the ONNX encoder alone on every sentence (encode 1,000 for the non-zero counts)",
+    )
+    ap.add_argument(
+        "--corpus",
+        choices=("text", "pdf"),
+        default="text",
+        help="the paragraphs as text files (default) or as text PDFs, one a file (bench/pdfs.py)",
     )
     ap.add_argument("--note", default="", help="what else was running (recorded in the JSON)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
@@ -368,7 +384,8 @@ def add_torch_runs(result: dict, args: argparse.Namespace, sentences: list[str],
 def print_summary(result: dict, out: Path, load: list[float]) -> None:
     corpus, threads = result["corpus"], result["threads"]
     e2e = result["end_to_end"]
-    print(f"corpus: {corpus['files']} files, {corpus['sentences']} sentences; threads {threads}; load {load[0]:.1f}")
+    what = f"{corpus['files']} {corpus.get('kind', 'text')} files, {corpus['sentences']} sentences"
+    print(f"corpus: {what}; threads {threads}; load {load[0]:.1f}")
     print(f"end to end (ONNX bundle):  {e2e['sentences_per_s']:.1f} sentences/s in {e2e['seconds']:.1f} s")
     print(f"encoder alone (ONNX):     {result['onnx_encode_only']['sentences_per_s']:.1f} sentences/s")
     if "torch_fp32" in result:
@@ -404,7 +421,7 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         corpus = work / "corpus"
         corpus.mkdir()
-        sentences, contexts, groups, n_files = write_corpus(corpus, args.sentences)
+        sentences, contexts, groups, n_files = write_corpus(corpus, args.sentences, args.corpus)
         config = json.loads((bundle / "config.json").read_text(encoding="utf-8"))
         if config.get("encoding") == "passage" and not args.no_torch:
             raise SystemExit(
@@ -435,7 +452,12 @@ def main(argv: list[str] | None = None) -> dict:
                 },
             },
             "threads": threads,
-            "corpus": {"files": n_files, "sentences": len(sentences), "source": "SQuAD v1.1 dev paragraphs" + (", then train's" if n_files > DEV_PARAGRAPHS else "")},
+            "corpus": {
+                "files": n_files,
+                "kind": args.corpus,
+                "sentences": len(sentences),
+                "source": "SQuAD v1.1 dev paragraphs" + (", then train's" if n_files > DEV_PARAGRAPHS else ""),
+            },
             "end_to_end": {
                 "seconds": wall,
                 "sentences_indexed": n_indexed,
