@@ -466,7 +466,7 @@ class Engine(EngineSources, EngineModels):
         return out
 
     def status(self) -> dict:
-        """A JSON-able summary: home, model, generation, counts, sources, errors."""
+        """A JSON-able summary: home, model, generation, counts, sources, errors, self-check."""
         self._follow_model_choice()
         cat = self._cat()
         gen = cat.active_generation()
@@ -525,6 +525,8 @@ class Engine(EngineSources, EngineModels):
             "sources": [asdict(s) for s in self.sources()],
             "errors": [asdict(e) for e in self.errors()],
             "adapted_model": self.model_state(),
+            # the latest self-check and the last adaptation's switch decision (HOME/selfcheck.json)
+            "selfcheck": self.last_selfcheck(),
             "indexing": self._indexing > 0,
             "watching": self._watcher is not None,
         }

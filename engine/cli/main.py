@@ -6,6 +6,8 @@
                              [--from DATE] [--to DATE] [--sender ADDR] [--mailbox NAME]
     sparcdesk watch                     keep the index fresh until Ctrl-C
     sparcdesk status [--json]           counts per source and per-file errors with reasons
+    sparcdesk selfcheck [--json] [--questions N] [--seed S]   measure search on your own files
+    sparcdesk adapt [--always] | restore   adapt the model to your files (switch if it helps) / undo
     sparcdesk sources | remove PATH
     sparcdesk gui [app options]         open the desktop window
 
@@ -18,7 +20,8 @@ Whatever fails, the terminal gets one line; the traceback goes to HOME/logs/spar
 This module is the entry point (``engine.cli.main:main``), the parser, the added sub-commands
 and the failures; the commands are one module per group (issue 40): :mod:`engine.cli.ask` (ask,
 demo, answers printed and as JSON), :mod:`engine.cli.index` (index, watch, sources, remove),
-:mod:`engine.cli.status`, :mod:`engine.cli.model` (adapt, restore), each declaring its
+:mod:`engine.cli.status`, :mod:`engine.cli.model` (adapt, restore), :mod:`engine.cli.selfcheck`
+(the self-check and the lines that report it), each declaring its
 sub-commands' options, with :mod:`engine.cli.common` (opening the engine, the progress bar).
 """
 
@@ -37,6 +40,7 @@ from engine.cli.ask import NOTHING_INDEXED, SAMPLES, add_ask, add_demo, answers_
 from engine.cli.common import Style, open_engine
 from engine.cli.index import add_index, add_remove, add_sources, add_watch, run_index
 from engine.cli.model import add_adapt, add_restore
+from engine.cli.selfcheck import add_selfcheck
 from engine.cli.status import add_status
 
 __all__ = [
@@ -121,7 +125,9 @@ def version_text() -> str:
 
 
 #: The command line's own sub-commands (anything else may be an added one).
-BUILT_IN = frozenset({"index", "ask", "status", "sources", "remove", "watch", "adapt", "restore", "demo"})
+BUILT_IN = frozenset(
+    {"index", "ask", "status", "selfcheck", "sources", "remove", "watch", "adapt", "restore", "demo"}
+)
 #: Each adds its sub-command to the parser (its options are declared beside the command), in
 #: the order ``--help`` lists them.
 BUILT_IN_PARSERS = (
@@ -129,6 +135,7 @@ BUILT_IN_PARSERS = (
     add_ask,
     add_watch,
     add_status,
+    add_selfcheck,
     add_sources,
     add_remove,
     add_adapt,

@@ -1,13 +1,16 @@
 """``sparcdesk adapt`` and ``sparcdesk restore``: adapting the model to the indexed documents
-(then re-encoding them), and going back to the model and index used before the last switch."""
+(then re-encoding them; the self-check decides whether the adapted model goes live, unless
+``--always``), and going back to the model and index used before the last switch."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import threading
+from pathlib import Path
 
 from engine.cli.common import ProgressBar, open_engine
+from engine.cli.selfcheck import switch_report
 
 
 def cmd_adapt(args) -> int:
@@ -35,6 +38,7 @@ def cmd_adapt(args) -> int:
             progress=reencode,
             cancel=cancel,
             reencode=not args.no_reencode,
+            always=args.always,
         )
     except (KeyboardInterrupt, Cancelled):
         print("\ninterrupted: run 'sparcdesk adapt' again to resume where it stopped", file=sys.stderr)
@@ -46,18 +50,26 @@ def cmd_adapt(args) -> int:
         bar.close()
         reencode.close()
         engine.close()
-    a = Bundle.open(bundle).adaptation or {}
+    decision = engine.last_switch
+    adapted = Path(decision["bundle"]) if decision else bundle
+    a = Bundle.open(adapted).adaptation or {}
     print(
-        f"adapted model: {bundle}\n"
+        f"adapted model: {adapted}\n"
         f"  {a.get('steps')} steps on {a.get('sentences')} sentences ({a.get('mlm')}), "
         f"{a.get('rows_changed')} embedding rows changed, {a.get('seconds')} s"
-        + (
-            ""
-            if args.no_reencode
-            else "\n  answers now come from the re-encoded index; 'sparcdesk restore' undoes it"
-        )
     )
+    print(adapt_ending(args.no_reencode, decision))
     return 0
+
+
+def adapt_ending(no_reencode: bool, decision: dict | None) -> str:
+    """What ``sparcdesk adapt`` says after the adaptation: the self-check's decision (both
+    figures, switched or kept and where), or that the re-encoded index answers now."""
+    if no_reencode:
+        return "  'sparcdesk index' re-encodes your files with it"
+    if decision:
+        return "  " + switch_report(decision).replace("\n", "\n  ")
+    return "  answers now come from the re-encoded index; 'sparcdesk restore' undoes it"
 
 
 def cmd_restore(args) -> int:
@@ -95,6 +107,12 @@ def add_adapt(sub, common: argparse.ArgumentParser) -> None:
         "--no-reencode",
         action="store_true",
         help="only build the adapted model; 'sparcdesk index' re-encodes",
+    )
+    s.add_argument(
+        "--always",
+        action="store_true",
+        help="switch to the adapted model whatever the self-check finds (default: only when it is"
+        " better on your files by more than the interval)",
     )
     s.set_defaults(func=cmd_adapt)
 

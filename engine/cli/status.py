@@ -1,5 +1,7 @@
-"""``sparcdesk status``: the home, the model, the index, a rebuild under way, each source, and
-the files with something to say grouped as the window groups them (``--json``: all of it)."""
+"""``sparcdesk status``: the home, the model, the index, how well search works on the user's
+files (the latest self-check, the last adaptation's decision), a rebuild under way, each
+source, and the files with something to say grouped as the window groups them (``--json``:
+all of it)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import argparse
 import json
 
 from engine.cli.common import open_engine
+from engine.cli.selfcheck import measured_line, switch_line
 
 
 def cmd_status(args) -> int:
@@ -22,6 +25,10 @@ def cmd_status(args) -> int:
         print(
             f"index:     {st['sentences']} sentences, {st['files']} files, {st['index_bytes'] / 1e6:.1f} MB"
         )
+        checked = st["selfcheck"]
+        print(f"search on your files: {measured_line(checked.get('latest'))}")
+        if checked.get("switch"):
+            print(f"last adaptation: {switch_line(checked['switch'])}")
         if st["building"]:
             b = st["building"]
             print(
