@@ -35,14 +35,14 @@ sys.path.insert(0, str(ROOT))
 from bench.indexing import squad_paragraphs  # noqa: E402
 from bench.pdfs import printable, text_pdf  # noqa: E402
 from engine.ingest.readers.common import clean, join_paragraphs  # noqa: E402
-from engine.ingest.readers.pdf import _pdf_paragraphs, read_pdf  # noqa: E402
+from engine.ingest.readers.pdf import pdf_paragraphs, read_pdf  # noqa: E402
 
 _WORD = re.compile(r"\w+")
 
 
 def _pages_text(pages: list[str]) -> str:
     """Pages' paragraphs guessed and cleaned, one blank line apart (as the reader joins them)."""
-    return "\n\n".join(p for p in (clean(join_paragraphs([_pdf_paragraphs(t)])) for t in pages) if p)
+    return "\n\n".join(p for p in (clean(join_paragraphs([pdf_paragraphs(t)])) for t in pages) if p)
 
 
 def by_reader(data: bytes) -> str:

@@ -17,7 +17,7 @@ from engine.ingest.readers.common import SPACES, Extracted, clean, join_paragrap
 log = logging.getLogger(__name__)
 
 
-def _pdf_paragraphs(page_text: str) -> str:
+def pdf_paragraphs(page_text: str) -> str:
     """Guess paragraph ends in a page's text: pypdf gives one line per printed line.
 
     A line clearly shorter than the page's full lines ends a paragraph (the usual last
@@ -82,7 +82,7 @@ def _pdf_page_text(page: Any) -> str:
         layout = None
     if layout is not None:
         return layout
-    return _pdf_paragraphs(page.extract_text() or "")
+    return pdf_paragraphs(page.extract_text() or "")
 
 
 def read_pdf(data: bytes, where: str) -> Extracted:
