@@ -48,7 +48,6 @@ def engine(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _question(eng, text: str, kind: str = "subject") -> sc.PseudoQuestion:
-    reader = eng._get_reader()
     key = next(k for k in eng._document_keys() if k.endswith("a.eml"))
     return sc.PseudoQuestion(kind, text, (key,), text)
 
