@@ -6,7 +6,8 @@ threads. Short calls (ask, document text, the source list, errors, status) go to
 question is answered while a folder is being indexed. Results come back as Qt signals on
 the GUI thread. The GUI thread never touches the engine, not even to construct it (loading
 the model takes a moment). What the signals carry is :mod:`app.jobs` (re-exported here); an
-indexing job runs in a child process through :func:`app.indexer_process.run_in_child`.
+indexing job runs in a child process through :func:`app.indexer_process.run_in_child`; the
+model's jobs (adapt, restore, the self-check) are :class:`app.model_tasks.ModelTasks`.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.jobs import JobOutcome, ModelRebuild, SearchResult, model_rebuild, under_path
+from app.model_tasks import ModelTasks
 from app.workers import Lane, Throttle
-from engine.common.progress import Cancelled, Progress, RunProgress
+from engine.common.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +40,7 @@ def _message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-class Backend(QObject):
+class Backend(QObject, ModelTasks):
     """Engine calls as asynchronous requests with Qt signals for their results."""
 
     ready = Signal()  # the engine is open
@@ -59,6 +61,8 @@ class Backend(QObject):
     watching_changed = Signal(bool)
     mail_catalog_ready = Signal(object, object)  # list[SenderInfo], list[MailboxInfo]
     model_rebuild = Signal(object)  # ModelRebuild: the index is being rebuilt for another model
+    selfcheck_ready = Signal(object)  # the self-check's result as JSON (ModelTasks.measure_search)
+    selfcheck_failed = Signal(str)  # why it could not measure
     _refresh_requested = Signal()  # emitted on worker threads, handled on the GUI thread
     _watch_batch = Signal(object, object)  # paths, reply: from the watch thread to the GUI thread
 
@@ -324,54 +328,6 @@ class Backend(QObject):
         if result is not None:
             self.progress.emit(result)
         return result
-
-    def _run_model_task(self, cancel: threading.Event, task: str, options: dict[str, Any]) -> Any:
-        """``adapt`` or ``restore`` (see :mod:`app.indexer_process`), in the child process
-        unless indexing runs in this one."""
-        if not self.index_in_process:
-            return self._run_index_child(cancel, None, task=task, options=options)
-        throttle = Throttle(self.progress.emit, 0.1)
-        latest: list[Progress | None] = [None]
-
-        def progress(p: RunProgress) -> None:
-            if isinstance(p, Progress):
-                latest[0] = p
-            throttle(p)
-
-        try:
-            if task == "adapt":
-                self.engine.adapt(
-                    steps=int(options.get("steps", 500)),
-                    vocab_expansion=bool(options.get("vocab_expansion", False)),
-                    on_adapt=progress,
-                    progress=progress,
-                    cancel=cancel,
-                    pause=self._pause,
-                )
-            else:
-                self.engine.restore_model(progress=progress)
-        except Cancelled:
-            pass
-        throttle.flush()
-        if latest[0] is not None:
-            self.progress.emit(latest[0])
-        return latest[0]
-
-    def adapt_model(self, steps: int = 500, vocab_expansion: bool = False) -> None:
-        """Adapt the model to the indexed documents, then re-encode them (the current index
-        answers until the new one is complete)."""
-        options = {"steps": steps, "vocab_expansion": vocab_expansion}
-        self._index_job(
-            "Adapting the model", lambda cancel: self._run_model_task(cancel, "adapt", options), kind="adapt"
-        )
-
-    def restore_model(self) -> None:
-        """Go back to the model and index used before the last switch."""
-        self._index_job(
-            "Restoring the previous model",
-            lambda cancel: self._run_model_task(cancel, "restore", {}),
-            kind="restore",
-        )
 
     def _run_index_child(
         self,

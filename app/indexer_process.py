@@ -115,6 +115,7 @@ def main(
                 engine.adapt(
                     steps=int(opts.get("steps", 500)),
                     vocab_expansion=bool(opts.get("vocab_expansion", False)),
+                    always=bool(opts.get("always", False)),
                     on_adapt=progress,
                     progress=progress,
                     cancel=cancel,

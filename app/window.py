@@ -221,6 +221,7 @@ class MainWindow(MainWindowView):
             (self.act_stop, indexing.stop_indexing),
             (self.act_adapt, models.adapt_model),
             (self.act_restore, models.restore_model),
+            (self.act_measure, models.measure_search),
             (self.act_shortcuts, helping.show_shortcuts),
             (self.act_syntax, helping.show_syntax),
             (self.act_about, helping.show_about),
@@ -263,6 +264,8 @@ class MainWindow(MainWindowView):
         b.job_finished.connect(models.job_finished)
         b.mail_catalog_ready.connect(self.filters.set_mail_catalog)
         b.model_rebuild.connect(models.model_rebuild)
+        b.selfcheck_ready.connect(models.selfcheck_ready)
+        b.selfcheck_failed.connect(models.selfcheck_failed)
         # every change of the index: results on screen and the e-mail filters follow it
         b.index_finished.connect(lambda _final, _error: asking.index_changed())
         b.watch_event.connect(lambda _event: asking.index_changed())

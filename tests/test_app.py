@@ -696,7 +696,8 @@ def test_fresh_window_searches_with_the_measured_best_configuration(qtbot, open_
 
 def test_large_enough_first_indexing_adapts_automatically(qtbot, open_window, tmp_path):
     """With Index ▸ Adapt automatically on, the window adapts on its own after indexing
-    enough text, once."""
+    enough text, once; on one document the self-check finds no gain, so the model stays, and
+    the next indexing run does not adapt again."""
     docs = tmp_path / "docs"
     docs.mkdir()
     shutil.copy(SAMPLES / "documents" / "super-bowl-50.txt", docs)
@@ -709,14 +710,17 @@ def test_large_enough_first_indexing_adapts_automatically(qtbot, open_window, tm
     window.backend.add_source(docs)
     qtbot.waitUntil(lambda: len(finished) >= 2, timeout=WAIT_MS * 3)  # indexing, then adaptation
     assert all(err == "" for _, err in finished)
-    # the status read after the adaptation (it arrives after index_finished) offers Restore
-    qtbot.waitUntil(
-        lambda: window.model_state.get("adapted") is True and window.act_restore.isEnabled(), timeout=WAIT_MS
-    )
-    assert window.model_state.get("previous")
+    # the status read after the adaptation (it arrives after index_finished) has its decision
+    qtbot.waitUntil(lambda: bool((window.last_status.get("selfcheck") or {}).get("switch")), timeout=WAIT_MS)
+    assert window.last_status["selfcheck"]["switch"]["switch"] is False
+    assert window.model_state.get("adapted") is False and not window.act_restore.isEnabled()
     # once: a further adaptation would have been queued by the handler of the second
     # index_finished, which has run, so none is queued and none has finished
     assert not window.backend.indexing and len(finished) == 2
+    # nor after the next run: the adaptation it would make was judged already
+    with qtbot.waitSignal(window.backend.index_finished, timeout=WAIT_MS):
+        window.update_index()
+    assert not window.backend.indexing and len(finished) == 3
 
 
 def test_window_says_when_nothing_answers_and_keeps_the_closest_matches(qtbot, open_window, sample_home):

@@ -32,6 +32,7 @@ from PySide6.QtGui import QGuiApplication, QStatusTipEvent, QTextDocument  # noq
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox  # noqa: E402
 from test_answers import indexed  # noqa: E402
 
+from app.controllers.model import selfcheck_text  # noqa: E402
 from app.main import debian_package, display_problem  # noqa: E402
 from app.progress import progress_text  # noqa: E402
 from app.welcome import samples_text  # noqa: E402
@@ -40,6 +41,7 @@ from app.window import (  # noqa: E402
     ADAPT_MEASURED_MODEL,
     ADAPT_MEASURED_MRR,
     NARROW_WIDTH,
+    adaptation_outcome,
 )
 from engine.api.facade import AdaptProgress, Engine  # noqa: E402
 
@@ -342,7 +344,8 @@ def test_measured_gain_shown_before_adapting_matches_docs_ood():
 
 
 def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, tmp_path, monkeypatch):
-    """Index ▸ Adapt, then Index ▸ Restore, from the menu, each saying what it did; then an
+    """Index ▸ Adapt, kept by the self-check, then switched to whatever it finds (as ``adapt
+    --always``), then Index ▸ Restore, from the menu, each saying what it did; then an
     adaptation cancelled while it trains."""
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -370,20 +373,56 @@ def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, t
     # default since 0.4.0, and the window says so rather than quote 0.3.0's figures
     assert "Its gain was not measured for the model in use (sparc-tiny 0.4.0+" in asked[0]
     assert "RelationExtraction 91.16" not in asked[0]
-    # Index ▸ Adapt trains in the indexing child and re-encodes into a new generation that
-    # goes live at the end
+    # ... and that the self-check measures it on the user's files and decides
+    assert "Then the self-check measures the gain on your own files" in asked[0]
+    assert "used only if it finds the right file more often" in asked[0]
+    # Index ▸ Adapt trains in the indexing child and re-encodes into a new generation; with
+    # one document every pseudo-question finds it with either model: no gain, the model stays
+    qtbot.waitUntil(lambda: any(o.kind == "adapt" for o in outcomes), timeout=WAIT_MS * 4)
+    qtbot.waitUntil(lambda: window.banner.isVisible() and bool(finished), timeout=WAIT_MS)
+    assert finished[0][1] == ""
+    assert any(t.startswith("Adapting the model") for t in shown)
+    with Engine(home=home) as check:
+        st = check.status()
+    switch, live = st["selfcheck"]["switch"], st["generation"]["model"]
+    assert switch["switch"] is False and "+adapted" not in live
+    before, after = switch["before"]["hit1"], switch["after"]["hit1"]
+    assert window.banner.text() == (
+        f"Adaptation done, and the shipped model ({live}) stays in use. The self-check did not find"
+        f" it better: on {switch['after']['questions']} questions from your files, the right file came"
+        f" first for {before:.0f}% → {after:.0f}% of them, and its place in the results did not improve"
+        f" by more than the measuring error; the adapted model is kept in {switch['bundle']}."
+    )
+    assert not window.act_restore.isEnabled()
+    # had it switched: the same figures, said as why the adapted model is in use
+    done = next(o for o in outcomes if o.kind == "adapt")
+    said = adaptation_outcome(done, {**st, "generation": {"model": "sparc-tiny+adapted 0.4.0"}}, {**switch, "switch": True})
+    assert said.startswith(
+        f"Adapted model in use: sparc-tiny+adapted 0.4.0. The self-check found it better: on {switch['after']['questions']}"
+        f" questions from your files, the right file came first for {before:.0f}% → {after:.0f}% of them, and its"
+        " place in the results improved by more than the measuring error."
+    )
+    qtbot.waitUntil(lambda: window.act_selfcheck.text() == selfcheck_text(st["selfcheck"]["latest"]), timeout=WAIT_MS)
+
+    # again, switching whatever the self-check finds: the adapted model goes live
+    window.model_controller.adapt_always = True
+    outcomes.clear()
+    finished.clear()
+    qtbot.waitUntil(lambda: window.act_adapt.isEnabled(), timeout=WAIT_MS)
+    window.act_adapt.trigger()
+    assert f"{selfcheck_text(st['selfcheck']['latest'])}." in asked[1]
     qtbot.waitUntil(lambda: any(o.kind == "adapt" for o in outcomes), timeout=WAIT_MS * 4)
     qtbot.waitUntil(lambda: window.banner.isVisible() and bool(finished), timeout=WAIT_MS)
     final, error = finished[0]
     assert error == "" and final is not None and final.files_done == final.files_total == 1
-    assert any(t.startswith("Adapting the model") for t in shown)
     with Engine(home=home) as check:
         st = check.status()
     info = st["adapted_model"]["adaptation"]
     live = st["generation"]["model"]
     assert live.startswith("sparc-tiny+adapted")
     text = window.banner.text()
-    assert text.startswith(f"Adapted model in use: {live}.")
+    assert text.startswith(f"Adapted model in use: {live}. Index ▸ Measure now measures your searches with it.")
+    assert "did not find" not in text  # the earlier adaptation's decision is not this one's
     # plain words: the loss as a perplexity, no "masked-word loss" (issue 36, item 4)
     before, after = math.exp(info["loss_first"]), math.exp(info["loss_last"])
     assert f"a pick among {before:,.0f} words before and {after:,.0f} after" in text
@@ -426,6 +465,35 @@ def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, t
         window.banner.text()
         == f"Adaptation cancelled; the shipped model ({st['generation']['model']}) is still in use."
     )
+
+
+def test_measure_now_shows_search_on_your_files(qtbot, open_window):
+    """Index ▸ Measure now runs the self-check off the GUI thread (the query lane); the menu
+    line, the status bar and Help ▸ About then say the figure the engine kept."""
+    import json
+
+    from conftest import copied_home, demo_samples
+
+    home = copied_home(demo_samples() / "home", "measure-now")  # the self-check writes to it
+    window = open_window(home)
+    qtbot.waitUntil(lambda: window.act_measure.isEnabled(), timeout=WAIT_MS)
+    assert window.act_selfcheck.text() == "Search on your files: not measured yet"
+    assert not window.act_selfcheck.isEnabled()  # a line to read, not to click
+    assert {window.act_selfcheck, window.act_measure} <= set(window.index_menu.actions())
+    with qtbot.waitSignal(window.backend.selfcheck_ready, timeout=WAIT_MS * 2) as blocker:
+        window.act_measure.trigger()
+        assert not window.act_measure.isEnabled()  # once at a time
+    latest = blocker.args[0]
+    line = window.act_selfcheck.text()
+    assert re.fullmatch(
+        r"Search on your files: hit@1 \d+% \(measured \d{4}-\d\d-\d\d \d\d:\d\d on \d+ pseudo-questions\)", line
+    ), line
+    assert line == f"Search on your files: hit@1 {latest['hit1']:.0f}% (measured {latest['measured'][:10]} {latest['measured'][11:16]} on {latest['questions']} pseudo-questions)"
+    assert window.act_measure.isEnabled() and window.statusBar().currentMessage() == line
+    assert "interval" in window.act_selfcheck.toolTip() and "sentence" in window.act_selfcheck.toolTip()
+    assert line in window.about_text()
+    with Engine(home=home) as check:
+        assert check.last_selfcheck()["latest"] == json.loads(json.dumps(latest))  # (its intervals as lists)
 
 
 # --------------------------------------------------------------------------- welcome, samples menu

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.controllers.base import Controller
 from app.controllers.files import no_opener_reason
+from app.controllers.model import selfcheck_text
 
 #: Help ▸ Keyboard shortcuts: (keys, what they do).
 SHORTCUTS = (
@@ -76,11 +77,13 @@ class HelpController(Controller):
         status = self.window.model_controller.last_status
         model = status.get("model") or {}
         in_use = f"{model.get('name', '')} {model.get('version', '')}".strip() or "(opening…)"
+        checked = selfcheck_text((status.get("selfcheck") or {}).get("latest"))
         escape = html.escape
         return (
             f"<b>sparcdesk {escape(__version__)}</b><br>Private desktop search and question answering "
             "with SPARC sparse neural retrieval. Everything runs on this computer.<br><br>"
-            f"Model in use: {escape(in_use)}<br>{escape(version_text())}<br>"
+            f"Model in use: {escape(in_use)}<br>{escape(checked)} (Index ▸ Measure now)<br>"
+            f"{escape(version_text())}<br>"
             f"Data folder: {escape(str(status.get('home', '')))}<br>"
             f"Log file: {escape(str(self.log_file()))}"
         )
