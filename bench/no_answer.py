@@ -115,14 +115,38 @@ def header_family(col: product.Collection, enron_rows: list[dict], per_family: i
     return probes
 
 
-def decisions(eng: Any, probes: Sequence[Probe], settings: SearchSettings) -> dict[str, dict]:
-    """Per family: answered % of the answerable, refused % of the unanswerable."""
+def decisions(eng: Any, probes: Sequence[Probe], settings: SearchSettings) -> tuple[dict[str, dict], list[dict]]:
+    """Per family: answered % of the answerable, refused % of the unanswerable; and each
+    probe's decision with what it rests on (coverage, match, rare), for :func:`sweep`."""
+    from engine.search.intent import parse
+
+    rows = []
+    for i, p in enumerate(probes):
+        result = eng.ask(p.text, settings=settings)
+        words = " ".join(parse(p.text).content)
+        rare = eng._get_reader().rarest_held(words, result[0].doc_key) if result and words else 1.0
+        rows.append(
+            {
+                "family": p.family,
+                "answerable": p.answerable,
+                "answered": bool(result.answered),
+                "coverage": round(float(result.coverage), 4),
+                "match": round(float(result.match), 4),
+                "rare": round(float(rare), 6),
+                "half": "tune" if i % 2 == 0 else "held-out",
+            }
+        )
+    return summary(rows), rows
+
+
+def summary(rows: Sequence[dict], answered: Any = None) -> dict[str, dict]:
+    """Per family: answered % of the answerable, refused % of the unanswerable (``answered``:
+    a rule applied to each row instead of the row's own decision)."""
+    said = answered or (lambda r: r["answered"])
     out: dict[str, dict] = {}
-    for family in dict.fromkeys(p.family for p in probes):
-        mine = [p for p in probes if p.family == family]
-        said = [(p, bool(eng.ask(p.text, settings=settings).answered)) for p in mine]
-        ans = [a for p, a in said if p.answerable]
-        una = [a for p, a in said if not p.answerable]
+    for family in dict.fromkeys(r["family"] for r in rows):
+        ans = [said(r) for r in rows if r["family"] == family and r["answerable"]]
+        una = [said(r) for r in rows if r["family"] == family and not r["answerable"]]
         out[family] = {
             "answerable": len(ans),
             "unanswerable": len(una),
@@ -132,17 +156,34 @@ def decisions(eng: Any, probes: Sequence[Probe], settings: SearchSettings) -> di
     return out
 
 
+#: The rare-word shares a sweep tries (``SearchSettings.rare_share``).
+RARE_GRID = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05)
+
+
+def sweep(rows: Sequence[dict], coverage: float = 0.4, grid: Sequence[float] = RARE_GRID) -> dict[str, dict]:
+    """What ``rare_share`` would decide, from a run without it: a row is answered as it was,
+    or when its first document holds ``coverage`` of its words and its rarest word at most
+    ``share`` of the documents hold. Per share and half (tune: even probes, held-out: odd)."""
+    out: dict[str, dict] = {}
+    for share in grid:
+        rule = lambda r, s=share: r["answered"] or (r["coverage"] >= coverage and r["rare"] <= s)  # noqa: E731
+        out[str(share)] = {half: summary([r for r in rows if r["half"] == half], rule) for half in ("tune", "held-out")}
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=ROOT / "runs" / "product-040", help="the product benchmark's work dir (its mail home is reused)")
     ap.add_argument("--per-family", type=int, default=150)
     ap.add_argument("--off", default="", help=f"comma-separated rules to turn off (of {','.join(RULES)})")
+    ap.add_argument("--rare-share", type=float, default=None, help="SearchSettings.rare_share (default: the shipped one)")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
     from engine.api.facade import Engine
 
     try:
-        settings = with_rules_off(args.off)
+        changes = {} if args.rare_share is None else {"rare_share": args.rare_share}
+        settings = with_rules_off(args.off, **changes)
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
     off = [r for r in RULES if not getattr(settings, r)]
@@ -159,20 +200,40 @@ def main(argv: Sequence[str] | None = None) -> dict:
         if not any(s.path == str(notes_dir.resolve()) for s in eng.sources()):
             eng.add_source(notes_dir.resolve())
         eng.index(None)
-        results.update(decisions(eng, probes, settings))
+        found, rows = decisions(eng, probes, settings)
+        results.update(found)
     col = product.build_mail(args.work, 1000)[0]
     with gzip.open(product.DATA / product.ENRON_FILE, "rt", encoding="utf-8") as f:
         enron_rows = [json.loads(line) for line in f if line.strip()]
     mail_probes = header_family(col, enron_rows, args.per_family, rng)
     with Engine(args.work / "homes" / col.name, threads=1) as eng:
-        results.update(decisions(eng, mail_probes, settings))
-    out = {"seed": SEED, "per_family": args.per_family, "rules_off": off, "results": results}
+        found, more = decisions(eng, mail_probes, settings)
+        results.update(found)
+        rows += more
+    out = {
+        "seed": SEED,
+        "per_family": args.per_family,
+        "rules_off": off,
+        "rare_share": settings.rare_share,
+        "results": results,
+        "halves": {h: summary([r for r in rows if r["half"] == h]) for h in ("tune", "held-out")},
+        "sweep": sweep(rows),
+        "rows": rows,
+    }
     print("| family | answerable | answered % | unanswerable | refused % |\n|---|---|---|---|---|")
     for fam, r in results.items():
         print(
             f"| {fam} | {r['answerable']} | {r['answered_when_answerable']} | {r['unanswerable']} "
             f"| {r['refused_when_unanswerable']} |"
         )
+    print("\nrare_share sweep (answered % / refused % per family; tune half | held-out half):")
+    for share, halves in out["sweep"].items():
+        cells = [
+            f"{fam} {t['answered_when_answerable']}/{t['refused_when_unanswerable']} | {h['answered_when_answerable']}/{h['refused_when_unanswerable']}"
+            for fam, t in halves["tune"].items()
+            for h in [halves["held-out"][fam]]
+        ]
+        print(f"  {share}: " + "; ".join(cells))
     if not args.no_save:
         path = harness.save_result("no_answer", out, run=recorder)
         print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)

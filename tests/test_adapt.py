@@ -201,7 +201,7 @@ def test_engine_adapt_switches_generation_and_restores(tmp_path: Path) -> None:
             if p.phase != "done" and not seen_during:
                 seen_during.append((engine.status()["generation"]["model"], len(engine.ask(question))))
 
-        bundle = engine.adapt(steps=3, progress=during)
+        bundle = engine.adapt(steps=3, progress=during, always=True)  # (the switch's mechanics; its gate: test_selfcheck_report)
         assert seen_during and seen_during[0][0] == first["model"] and seen_during[0][1] > 0
         after = engine.status()["generation"]
         assert after["id"] != first["id"] and "+adapted" in after["model"]
@@ -255,7 +255,7 @@ def test_engine_adapt_resumes_an_unfinished_reencode(tmp_path: Path) -> None:
         assert engine.status()["generation"] == first and engine.status()["rebuilding"]
     with Engine(home=tmp_path / "home", threads=1) as engine:
         calls: list[object] = []
-        again = engine.adapt(steps=2, on_adapt=calls.append)
+        again = engine.adapt(steps=2, on_adapt=calls.append, always=True)
         assert again == bundle and calls == []  # resumed: nothing retrained
         st = engine.status()
         assert st["generation"]["id"] != first["id"] and not st["rebuilding"]

@@ -690,15 +690,23 @@ def test_an_address_question_shows_the_address_spelling_the_name_before_an_excha
 
 
 def test_a_question_asking_for_a_value_ranks_by_what_was_paid_to_whom(tmp_path: Path) -> None:
-    """ "Find the $ value paid to Notion?": "value" and "paid" are in a message that says
-    nothing of Notion and ranked first; the one charged by Notion Labs is the answer
-    ("value" asks for an amount, as "much" does: ``QUESTION_FRAME``)."""
+    """ "Find the $ value paid to Notion?" in a mailbox where values and payments are common
+    words and Notion is named once: the message charged by Notion Labs is the answer, not the
+    one that says "paid" and "value" most (issue 37: the rare exact name outweighs common
+    words; "value" is no frame word since the question-understanding stage)."""
     mail = tmp_path / "mail"
     mail.mkdir()
     write_eml(mail / "house.eml", "Armin Lee <armin.lee@corp.example>", "Bo Chen <bo.chen@corp.example>",
               "The house", "He only paid 190,000 and that is the fair value.\nThe value of the house rose.\n")  # fmt: skip
     write_eml(mail / "card.eml", "Mercury <hello@mercury.example>", "David <david@corp.example>",
               "Card charged", "Hi David, your debit card was charged $105.29 by NOTION LABS, INC.\n")  # fmt: skip
+    for i, body in enumerate((
+        "The invoice was paid in full; its value is booked for March.",
+        "We paid the contractor and the value of the work was checked.",
+        "Shares paid a dividend; their market value fell by two percent.",
+        "The deposit is paid back at its face value when the lease ends.",
+    )):  # fmt: skip
+        write_eml(mail / f"pay{i}.eml", "Finance <finance@corp.example>", "Bo Chen <bo.chen@corp.example>", f"Payment {i}", body + "\n")
     with indexed(tmp_path / "home", mail) as engine:
         answers = engine.ask("Find the $ value paid to Notion?")
     assert Path(answers[0].path).name == "card.eml", [(Path(a.path).name, a.best.sentence) for a in answers]

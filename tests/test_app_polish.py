@@ -421,7 +421,7 @@ def test_adaptation_says_what_it_gained_and_when_cancelled(qtbot, open_window, t
     live = st["generation"]["model"]
     assert live.startswith("sparc-tiny+adapted")
     text = window.banner.text()
-    assert text.startswith(f"Adapted model in use: {live}. Index ▸ Measure now measures your searches with it.")
+    assert text.startswith(f"Adapted model in use: {live}. Switched as asked, whatever the self-check found: on ")
     assert "did not find" not in text  # the earlier adaptation's decision is not this one's
     # plain words: the loss as a perplexity, no "masked-word loss" (issue 36, item 4)
     before, after = math.exp(info["loss_first"]), math.exp(info["loss_last"])

@@ -87,6 +87,8 @@ def switch_text(switch: dict) -> str:
         f" {float(before.get('hit1', 0)):.0f}% → {float(after.get('hit1', 0)):.0f}% of them"
     )
     # (the decision is taken on MRR@10: where in the list the right file comes, not only first)
+    if switch.get("always"):
+        return f"Switched as asked, whatever the self-check found: {figures}."
     if switch.get("switch"):
         return f"The self-check found it better: {figures}, and its place in the results improved by more than the measuring error."
     return (

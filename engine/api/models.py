@@ -170,12 +170,13 @@ class EngineModels(EngineSelfCheck):
         always: bool,
     ) -> dict | None:
         """Re-encode every source with the selected bundle into a building generation and
-        switch to it only when the self-check finds it better (or ``always``); otherwise
-        go back to the bundle the live generation was encoded with. Returns the decision."""
+        switch to it only when the self-check finds it better (or ``always``: then the
+        decision records what it found, ``"always": True``); otherwise go back to the bundle
+        the live generation was encoded with. Returns the decision."""
         cat = self._cat()
         live = cat.active_generation()
         reader = self._get_reader() if live is not None else None
-        if live is None or reader is None or always:
+        if live is None or reader is None:
             self.index(None, progress=progress, cancel=cancel, pause=pause)
             return None
         previous = Path((reader.model or {}).get("bundle") or model_store.original_bundle(self.bundle_dir))
@@ -188,8 +189,10 @@ class EngineModels(EngineSelfCheck):
             return None
         verdict = self.judge_switch(building)
         verdict.update(bundle=str(self.bundle_dir), previous_bundle=str(previous), measured=verdict["after"]["measured"])
+        if always:  # the user's choice: switched, with what the self-check found recorded
+            verdict.update(switch=True, always=True)
         if verdict["switch"]:
-            self.index(None, progress=progress, cancel=cancel, pause=pause)  # complete already: it switches
+            self.index(None, cancel=cancel, pause=pause)  # complete already: it switches (its progress is the run's above)
             self._save_selfcheck(latest=verdict["after"], switch=verdict)
         else:
             cat.set_generation_status(building.id, "retired")

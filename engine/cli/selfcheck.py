@@ -56,6 +56,8 @@ def switch_figures(switch: dict[str, Any]) -> str:
 
 def switch_verdict(switch: dict[str, Any]) -> str:
     """'switched', or why the current model was kept."""
+    if switch.get("always"):
+        return "switched (--always: whatever the self-check found)"
     if switch.get("switch"):
         return "switched"
     return "kept the current model (the adapted one is not better by more than the interval)"

@@ -283,6 +283,20 @@ class DocumentIndex:
         hits = searcher.search(query, n, count=False).hits
         return [from_store(str(searcher.doc(a).get_first("doc_key"))) for _, a in hits]
 
+    def rarest_held(self, text: str, doc_key: str) -> float:
+        """The share of documents that hold the rarest of ``text``'s terms (of those some
+        document holds), when ``doc_key`` holds it; 1.0 when it does not (no evidence). A
+        word few files hold, found in the first one, says it is about the question however
+        the model's match reads (issue 37: a rare exact word counts as evidence)."""
+        searcher = self._searcher
+        n = max(int(searcher.num_docs), 1)
+        dfs = {t: int(searcher.doc_freq("body", t)) for t in self.terms(text)}
+        dfs = {t: d for t, d in dfs.items() if d > 0}
+        if not dfs:
+            return 1.0
+        rarest = min(dfs, key=lambda t: (dfs[t], t))
+        return dfs[rarest] / n if self.coverage(rarest, doc_key)[0] > 0 else 1.0
+
     def idf_weights(self, terms: Iterable[str]) -> dict[str, float]:
         """Each term's BM25 IDF over the document bodies (what :meth:`coverage` weighs by)."""
         searcher = self._searcher

@@ -259,6 +259,10 @@ class IndexReader:
         :meth:`engine.index.docindex.DocumentIndex.coverage`); ``(0.0, 0)`` without a document index."""
         return self._docs.coverage(text, doc_key) if self._docs is not None else (0.0, 0)
 
+    def rarest_held(self, text: str, doc_key: str) -> float:
+        """:meth:`engine.index.docindex.DocumentIndex.rarest_held` (1.0 without a document index)."""
+        return self._docs.rarest_held(text, doc_key) if self._docs is not None else 1.0
+
     def load_fields(self, hits: Iterable[IndexHit]) -> list[IndexHit]:
         """Fill ``fields`` of hits that lack them (by sentence id); returns the same hits."""
         hits = list(hits)

@@ -57,6 +57,10 @@ def decide(
     answers.match = sparc_top / ceiling if sparc_top is not None and ceiling > 0 else 0.0
     about = answers.coverage >= settings.answer_coverage
     matched = answers.match >= answer_match(query, settings)
+    rare = False
+    if settings.rare_share is not None and intent.content:  # (measured, not shipped: docs/product.md)
+        answers.rare = index.rarest_held(" ".join(intent.content), answers[0].doc_key)
+        rare = answers.rare <= settings.rare_share
     if settings.field_answered and intent.address_of:
         # an address question is answered exactly when an answer shows the person's address:
         # a name no header holds whole ("What is the email address of <a stranger>?") is not,
@@ -67,9 +71,9 @@ def decide(
         # the model reads English: its match with a question in another language says little
         # (on Portuguese notes it was as high for questions no file answers as for answerable
         # ones, bench.no_answer); what the first document holds of the question's words decides
-        answers.answered = answers.coverage >= settings.foreign_coverage
+        answers.answered = answers.coverage >= settings.foreign_coverage or (about and rare)
         return
-    answers.answered = about and (matched or _header_answers(answers, intent, settings))
+    answers.answered = about and (matched or rare or _header_answers(answers, intent, settings))
 
 
 #: The share of a field question's words its message must hold for its header line to count

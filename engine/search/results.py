@@ -279,6 +279,9 @@ class Answers(list):
     match: float
     relaxed: tuple[str, ...]
     absent: tuple[str, ...]
+    #: the share of documents holding the question's rarest word, when the first one holds
+    #: it (1.0: it does not; ``DocumentIndex.rarest_held``)
+    rare: float = 1.0
 
     def __init__(
         self,

@@ -52,6 +52,10 @@ class SearchSettings:
     #: (calibrated on bench.no_answer's Portuguese notes: 0.4 kept 88% answered and refused 56%,
     #: 0.5 85% and 80%).
     foreign_coverage: float | None = 0.5
+    #: A question is also answered when the first document holds its rarest word and at
+    #: most this share of the documents do (``Answers.rare``; with ``answer_coverage`` still
+    #: met): a rare exact word is evidence the model's match may miss. None: not used.
+    rare_share: float | None = None
     # ---- the wording rules, each a switch (issue 37's ablation)
     #: a keyword search lists the documents holding its words first (``by_words_held``)
     keyword_order: bool = True
