@@ -74,6 +74,20 @@ def by_pdfium(data: bytes) -> str:
 EXTRACTORS: dict[str, Callable[[bytes], str]] = {"reader": by_reader, "pypdf-plain": by_pypdf_plain, "pdfium": by_pdfium}
 
 
+def reader_at(rev: str) -> Callable[[bytes], str]:
+    """``read_pdf`` as the module was at git revision ``rev`` (e.g. before issue 39 added
+    pages and OCR), run beside today's helpers: the same PDFs timed both ways in one run."""
+    import subprocess
+    import types
+
+    source = subprocess.run(
+        ["git", "show", f"{rev}:engine/ingest/readers/pdf.py"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+    module = types.ModuleType(f"pdf_at_{rev}")
+    exec(compile(source, f"{rev}:engine/ingest/readers/pdf.py", "exec"), module.__dict__)  # noqa: S102
+    return lambda data: module.read_pdf(data, "bench.pdf")[0]
+
+
 def corpus(n_pdfs: int, per_pdf: int) -> list[tuple[bytes, list[str]]]:
     """``n_pdfs`` PDFs of ``per_pdf`` SQuAD paragraphs each, and each one's words as written."""
     paragraphs = (p["context"] for p in squad_paragraphs())
@@ -113,7 +127,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--pdfs", type=int, default=200, help="PDF files (default 200)")
     ap.add_argument("--per-pdf", type=int, default=5, help="SQuAD paragraphs per PDF (default 5)")
     ap.add_argument("--json", type=Path, default=None, help="write the figures here")
+    ap.add_argument("--before", default=None, help="also time the reader at this git revision (e.g. 4c753a9)")
     args = ap.parse_args(argv)
+    if args.before:
+        EXTRACTORS[f"reader@{args.before}"] = reader_at(args.before)
     import os
 
     load = os.getloadavg()
