@@ -172,10 +172,14 @@ def pseudo_ranks(eng: Any, questions: Sequence[sc.PseudoQuestion], cell: Cell) -
     return sc.ask_all(reader, ask, questions, cell.settings())
 
 
+#: set by --redo-pseudo: the samples are drawn again (once per collection in a run)
+REDO = [False]
+
+
 def pseudo_questions(work: Path, eng: Any, col: Collection, n: int) -> list[sc.PseudoQuestion]:
     """The self-check's sample, drawn once from the shipped model's home and kept."""
     path = work / "pseudo" / f"{col.name}.json"
-    if path.exists():
+    if path.exists() and not REDO[0]:
         rows = json.loads(path.read_text())
         return [sc.PseudoQuestion(r["kind"], r["text"], tuple(r["gold"]), r["label"], tuple(map(tuple, r["lines"]))) for r in rows]
     qs = sc.sample(eng._get_reader(), eng._document_keys(), n, 13)
@@ -229,31 +233,37 @@ def table(cells: dict[str, dict[str, dict]], collections: Sequence[str]) -> tupl
             a, b = cells.get(col, {}).get(before), cells.get(col, {}).get(after)
             if not a or not b:
                 continue
-            real = round(_mrr(b["real"]) - _mrr(a["real"]), 2)
+            real = sc.compare(a["real"], b["real"], "mrr10")
             cmp = sc.compare(a["pseudo"], b["pseudo"], "mrr10")
             rows.append(
                 {
                     "collection": col,
                     "pair": f"{before} → {after}",
-                    "real_before": round(_mrr(a["real"]), 2),
-                    "real_after": round(_mrr(b["real"]), 2),
-                    "real_diff": real,
+                    "real_before": real.before,
+                    "real_after": real.after,
+                    "real_diff": real.diff,
+                    "real_ci": real.ci,
+                    "real_decides": real.ci[0] > 0 or real.ci[1] < 0,
                     "self_before": cmp.before,
                     "self_after": cmp.after,
                     "self_diff": cmp.diff,
                     "self_ci": cmp.ci,
-                    "agree": (real > 0) == (cmp.diff > 0) if real and cmp.diff else None,
+                    "agree": (real.diff > 0) == (cmp.diff > 0) if real.diff and cmp.diff else None,
                     "self_decides": cmp.ci[0] > 0 or cmp.ci[1] < 0,
                 }
             )
     judged = [r for r in rows if r["agree"] is not None]
-    decided = [r for r in rows if r["self_decides"] and r["real_diff"]]
+    clear = [r for r in judged if r["real_decides"]]
+    switched = [r for r in rows if r["self_ci"][0] > 0]  # what a switch by the self-check would do
     summary = {
         "pairs": len(rows),
         "same_winner": sum(r["agree"] for r in judged),
         "judged": len(judged),
-        "decided_by_interval": len(decided),
-        "decided_right": sum((r["self_diff"] > 0) == (r["real_diff"] > 0) for r in decided),
+        "real_clear": len(clear),
+        "same_winner_when_real_clear": sum(r["agree"] for r in clear),
+        "self_says_better": len(switched),
+        "self_better_real_worse": sum(r["real_diff"] < 0 for r in switched),
+        "self_better_real_clearly_worse": sum(r["real_ci"][1] < 0 for r in switched),
         "pearson": _pearson([r["real_diff"] for r in rows], [r["self_diff"] for r in rows]),
         "spearman": _spearman([r["real_diff"] for r in rows], [r["self_diff"] for r in rows]),
     }
@@ -262,22 +272,27 @@ def table(cells: dict[str, dict[str, dict]], collections: Sequence[str]) -> tupl
 
 def markdown(rows: Sequence[dict], summary: dict) -> str:
     out = [
-        "| collection | pair (before → after) | real MRR@10 before → after | real Δ | self-check MRR@10 before → after | self-check Δ [95% interval] | same winner |",
+        "| collection | pair (before → after) | real MRR@10 before → after | real Δ [95% interval] | self-check MRR@10 before → after | self-check Δ [95% interval] | same winner |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lo, hi = r["self_ci"]
+        rlo, rhi = r["real_ci"]
         agree = "–" if r["agree"] is None else ("yes" if r["agree"] else "**no**")
         out.append(
-            f"| {r['collection']} | {r['pair']} | {r['real_before']:.1f} → {r['real_after']:.1f} | {r['real_diff']:+.1f} |"
+            f"| {r['collection']} | {r['pair']} | {r['real_before']:.1f} → {r['real_after']:.1f} |"
+            f" {r['real_diff']:+.1f} [{rlo:+.1f}, {rhi:+.1f}] |"
             f" {r['self_before']:.1f} → {r['self_after']:.1f} | {r['self_diff']:+.1f} [{lo:+.1f}, {hi:+.1f}] | {agree} |"
         )
     s = summary
     out.append("")
     out.append(
-        f"Same winner in {s['same_winner']} of {s['judged']} pairs (a tie on either side not counted); where the"
-        f" self-check's interval excludes 0 ({s['decided_by_interval']} pairs) it picks the real winner in"
-        f" {s['decided_right']}; correlation of the differences: Pearson {s['pearson']}, Spearman {s['spearman']}."
+        f"Same winner in {s['same_winner']} of {s['judged']} pairs (a tie on either side not counted), and in"
+        f" {s['same_winner_when_real_clear']} of the {s['real_clear']} whose real difference is outside its own"
+        f" interval. The self-check finds the change better beyond its interval (what would make an adaptation"
+        f" switch) in {s['self_says_better']} pairs; the real questions find {s['self_better_real_worse']} of them"
+        f" worse ({s['self_better_real_clearly_worse']} beyond their interval). Correlation of the differences:"
+        f" Pearson {s['pearson']}, Spearman {s['spearman']}."
     )
     return "\n".join(out)
 
@@ -294,15 +309,17 @@ def run_collection(name: str, args: argparse.Namespace, log: Callable[[str], Non
     pseudo: list[sc.PseudoQuestion] | None = None
     for cell in [CELLS[c] for c in args.cells.split(",")]:
         path = work / "cells" / f"{name}-{_slug(cell.name)}.json"
-        if path.exists() and not args.fresh:
-            out[cell.name] = json.loads(path.read_text())
+        cached = json.loads(path.read_text()) if path.exists() and not args.fresh else None
+        if cached is not None and not args.redo_pseudo:
+            out[cell.name] = cached
             continue
         eng = home_for(work, col, cell.model, args.threads, log)
         if pseudo is None:
             shipped = eng if cell.model == "new" else home_for(work, col, "new", args.threads, log)
             pseudo = pseudo_questions(work, shipped, col, args.questions)
         t0 = time.perf_counter()
-        row = {"real": real_ranks(eng, col, questions, cell), "pseudo": pseudo_ranks(eng, pseudo, cell)}
+        real = cached["real"] if cached is not None else real_ranks(eng, col, questions, cell)
+        row = {"real": real, "pseudo": pseudo_ranks(eng, pseudo, cell)}
         row["seconds"] = round(time.perf_counter() - t0, 1)
         log(f"  {name} / {cell.name}: real MRR {_mrr(row['real']):.1f} self-check MRR {_mrr(row['pseudo']):.1f} ({row['seconds']} s)")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -322,7 +339,11 @@ def main(argv: Sequence[str] | None = None) -> dict:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--fresh", action="store_true", help="recompute cached cells")
+    p.add_argument(
+        "--redo-pseudo", action="store_true", help="keep the real questions' ranks, sample and ask the pseudo-questions again"
+    )
     args = p.parse_args(argv)
+    REDO[0] = args.redo_pseudo
     if not DATA.exists():
         raise SystemExit(f"{DATA} is absent: this benchmark needs ../shared/data")
     run = harness.Run("selfcheck_agreement", argv)

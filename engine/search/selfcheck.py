@@ -43,6 +43,10 @@ ROUNDS = 8
 TOP = 10
 #: A label more than this many documents carry names none of them.
 MAX_GOLD = 5
+#: ... nor one that this many other documents carry nearly (``SIMILAR`` of its words,
+#: numbers left out): a template's instances.
+NEAR_COPIES = 3
+SIMILAR = 0.6
 #: Bootstrap resamples of the interval (and of a comparison's).
 RESAMPLES = 1000
 #: A question's sentence is 8 to 40 words: long enough to be about something, short
@@ -153,20 +157,37 @@ def _candidates(metas: Sequence[dict[str, Any]]) -> dict[str, list[tuple[str, st
     return out
 
 
+def _words(text: str) -> set[str]:
+    """A label's words without its numbers: "Report for 01/16/2002" and "Report for
+    01/08/2002" are the same template."""
+    return {w for w in normalised(text).split() if not any(c.isdigit() for c in w)}
+
+
+def _similar(a: set[str], b: set[str]) -> bool:
+    return bool(a and b) and len(a & b) / len(a | b) >= SIMILAR
+
+
 def _resolve(index: SentenceIndex, label: str, seed_doc: str) -> list[str] | None:
-    """The documents that carry ``label`` as a line (its own document first), or None when
-    more than ``MAX_GOLD`` do: a label so common names none of them."""
-    want = normalised(label)
+    """The documents that carry ``label`` as a line (its own document first); None when more
+    than ``MAX_GOLD`` do, or when ``NEAR_COPIES`` other documents carry a line like it but
+    for its numbers or a word (daily reports, "Devotional for Tuesday"): such a label has no
+    one answer, and asking it measures a coin toss between near copies."""
+    want, words = normalised(label), _words(label)
     found = [seed_doc]
+    near: set[str] = set()
     hits = index.bm25(label, 50)
     metas = index.get(h.sentence_id for h in hits)
     for m in metas.values():
-        text = normalised(m.get("text") or "")
-        if m.get("field") == "subject":
-            text = normalised(subject_label(str(m.get("subject") or "")))
-        if text == want and m.get("doc_key") not in found:
-            found.append(m["doc_key"])
-    return found if len(found) <= MAX_GOLD else None
+        raw = subject_label(str(m.get("subject") or "")) if m.get("field") == "subject" else (m.get("text") or "")
+        key = m.get("doc_key")
+        if normalised(raw) == want:
+            if key not in found:
+                found.append(key)
+        elif _similar(words, _words(raw)) and key not in found:
+            near.add(key)
+    if len(found) > MAX_GOLD or len(near - set(found)) >= NEAR_COPIES:
+        return None
+    return found
 
 
 def sample(index: SentenceIndex, keys: Iterable[str], n: int = QUESTIONS, seed: int = 13) -> list[PseudoQuestion]:
