@@ -43,6 +43,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory):
         "Water the seedlings every morning and the beds twice a week during dry spells.\n",
         encoding="utf-8",
     )
+    (notes / "scan-0042.txt").write_text("Receipt from the hardware store for nails, glue and two hinges.\n", encoding="utf-8")
     with indexed(root / "home", mail, notes) as eng:
         yield eng
 
@@ -90,6 +91,7 @@ def test_the_sample_is_stable_and_asks_every_kind_the_files_offer(engine) -> Non
     # asked; a subject of its own is
     assert not any(q.text.startswith("Weekly gas report") for q in questions)
     assert "Quarterly budget review" in texts
+    assert not any("0042" in t for t in texts)  # a numbered file's name names nothing
     other = sc.sample(engine._get_reader(), engine._document_keys(), 50, 14)
     assert [q.text for q in other] != [q.text for q in questions]  # the seed decides
 

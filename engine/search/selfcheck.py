@@ -152,7 +152,8 @@ def _candidates(metas: Sequence[dict[str, Any]]) -> dict[str, list[tuple[str, st
     title = str(first.get("title") or "")
     name = Path(str(first.get("path") or "")).name
     asked = " ".join(re.split(r"[_\-.\s]+", Path(title).stem)) if title in (name, Path(name).stem) else title
-    if not email and title and _content_words(asked) >= 2:
+    # ("time-0052.txt" is a number, not a name: two words of letters at least)
+    if not email and title and sum(not any(c.isdigit() for c in w) for w in parse_intent(asked).content) >= 2:
         out["title"].append((asked, title, ((key, title), (key, name))))
     return out
 
