@@ -5,6 +5,7 @@ decided by. On real .eml and text files indexed by the engine."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from test_answers import indexed, write_eml
@@ -126,3 +127,53 @@ def test_subject_labels_lose_their_markers() -> None:
     assert sc.subject_label("RE: Fw: Budget review") == "Budget review"
     assert sc.subject_label("Re[2]: Lunch") == "Lunch"
     assert sc.subject_label("Renewal terms") == "Renewal terms"  # "Re" inside a word stays
+
+
+def _damaged_bundle(folder: Path) -> Path:
+    """The shipped bundle with its word embeddings drowned in noise: a model that finds
+    little, as a real pair of generations where one is clearly worse."""
+    import numpy as np
+
+    from engine.model.bundle_edit import (
+        copy_bundle,
+        onnx_files,
+        read_embedding_matrix,
+        replace_embedding_matrix,
+    )
+    from engine.model.encoder import default_bundle_dir
+
+    copy_bundle(default_bundle_dir(), folder)
+    rng = np.random.default_rng(7)
+    for name in onnx_files(folder):
+        matrix = read_embedding_matrix(folder / name).astype(np.float32)
+        noisy = rng.permutation(matrix)  # every word piece gets another one's embedding
+        replace_embedding_matrix(folder / name, folder / name, noisy)
+    return folder
+
+
+def _judged(home: Path, live: Path | None, building: Path | None, docs: Path) -> dict:
+    """A home whose live generation is encoded with ``live`` and a complete building one with
+    ``building`` (None: the shipped bundle), judged by ``Engine.judge_switch``."""
+    from engine.api.facade import Engine
+    from engine.indexer.scan import Target
+
+    with Engine(home=home, bundle_dir=live, threads=1) as eng:
+        eng.add_source(docs)
+        eng.index()
+    with Engine(home=home, bundle_dir=building, threads=1) as eng:
+        _, result = eng._run([Target(s) for s in eng._cat().sources()], True, hold=True)
+        pending = [g for g in eng._cat().generations() if g.status == "building"]
+        assert not result.cancelled and len(pending) == 1  # built, and held back from the switch
+        return eng.judge_switch(pending[0])
+
+
+def test_a_switch_goes_only_to_a_generation_the_pseudo_questions_find_better(tmp_path: Path) -> None:
+    """The same files under a clearly worse and the shipped model: building the shipped one
+    over the worse is judged better (the switch fires), the worse over the shipped is not."""
+    docs = Path(__file__).resolve().parents[1] / "samples" / "documents"
+    damaged = _damaged_bundle(tmp_path / "damaged")
+    better = _judged(tmp_path / "up", damaged, None, docs)
+    assert better["switch"] and better["comparison"]["ci"][0] > 0, better["comparison"]
+    assert better["after"]["mrr10"] > better["before"]["mrr10"]
+    worse = _judged(tmp_path / "down", None, damaged, docs)
+    assert not worse["switch"] and worse["comparison"]["diff"] < 0, worse["comparison"]
