@@ -55,6 +55,15 @@ MESSAGE_PHRASINGS = {
     "fr": "le mail de {name} sur {topic}",
     "es": "el correo de {name} sobre {topic}",
 }
+#: Asking who sent or received a message (phrasings the tune set's "Who sent the e-mail about
+#: S?" is not), and a person's name typed alone (their own messages first): the rules
+#: ``field_answers``, ``name_order`` and ``address_order`` judged off the tune set.
+FIELD_PHRASINGS = {
+    "who-wrote": ("Who wrote the mail about {topic}?", "from"),
+    "recipient": ("Who got the email about {topic}?", "to"),
+    "de-who-wrote": ("Wer hat die Mail über {topic} geschrieben?", "from"),
+}
+NAME_ALONE = "name-alone"
 #: Asking for an address.
 ADDRESS_PHRASINGS = {
     "whats-email": "What's {name}'s email?",
@@ -80,6 +89,8 @@ class HeldOut:
     text: str
     gold_docs: list[str] = field(default_factory=list)
     addresses: list[str] = field(default_factory=list)
+    #: a field question: right when the first answer is a gold message showing one of ``addresses``
+    asks_field: bool = False
 
 
 @dataclass
@@ -89,6 +100,7 @@ class Message:
     name: str  # "Julie Kearney" from the address
     subject: str
     body: str
+    to: tuple[str, ...] = ()  # recipient addresses (To)
 
 
 def read_messages(col: product.Collection) -> list[Message]:
@@ -105,7 +117,8 @@ def read_messages(col: product.Collection) -> list[Message]:
         if not name:
             continue
         subject = product._SUBJECT_PREFIX.sub("", " ".join(str(msg["subject"] or "").split()))
-        out.append(Message(key, addr.lower(), name, subject, product.body_text(msg)))
+        to = tuple(a.lower() for _, a in product.mailboxes(str(msg["to"] or "")) if a)
+        out.append(Message(key, addr.lower(), name, subject, product.body_text(msg), to))
     return out
 
 
@@ -161,6 +174,26 @@ def message_questions(messages: Sequence[Message], per_family: int, seed: int = 
     return out
 
 
+def field_questions(messages: Sequence[Message], per_family: int, seed: int = SEED) -> list[HeldOut]:
+    """Who wrote or got a message named by its topic; and a sender's name typed alone, whose
+    answer is any message they sent or received."""
+    rng = random.Random(seed + 2)
+    topic = topics(messages, rng)
+    usable = [m for m in messages if m.key in topic and len(_holding(messages, m, topic[m.key][0])) <= MAX_ANSWERS]
+    out = []
+    for family, (template, who) in FIELD_PHRASINGS.items():
+        pool = [m for m in usable if who == "from" or m.to]
+        for m in rng.sample(pool, min(per_family, len(pool))):
+            gold = _holding(messages, m, topic[m.key][0]) if topic[m.key][1] == "subject" else [m.key]
+            addresses = [m.sender] if who == "from" else list(m.to)
+            out.append(HeldOut(family, template.format(topic=topic[m.key][0]), sorted(set(gold)), addresses, True))
+    people = sorted({(m.name, m.sender) for m in messages})
+    for name, sender in rng.sample(people, min(per_family, len(people))):
+        gold = [m.key for m in messages if m.sender == sender or sender in m.to]
+        out.append(HeldOut(NAME_ALONE, name, sorted(gold)))
+    return out
+
+
 def address_questions(col: product.Collection, per_family: int, seed: int = SEED) -> list[HeldOut]:
     people: dict[str, set[str]] = defaultdict(set)
     for key, path in sorted(col.docs.items()):
@@ -189,6 +222,12 @@ def ask_all(
     rows: dict[str, list[dict]] = defaultdict(list)
     for q in qs:
         answers = product.answers_of(eng.ask(q.text, top=TOP, settings=settings))
+        if q.asks_field:
+            ranked = [product.doc_key(a, col.folder) for a in answers]
+            shown = product.shown_text(answers[0])[0].lower() if answers else ""
+            first = bool(ranked) and ranked[0] in q.gold_docs
+            rows[q.family].append({"message": float(first), "right": float(first and any(a in shown for a in q.addresses))})
+            continue
         if q.addresses:
             shown = product.shown_text(answers[0])[0].lower() if answers else ""
             rows[q.family].append({"shown": float(any(a in shown for a in q.addresses))})
@@ -219,16 +258,19 @@ def table(results: dict) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     addr = ["| set | family | questions | address shown first |", "|---|---|---|---|"]
+    fields = ["| set | family | questions | right message first | and its line shows the person |", "|---|---|---|---|---|"]
     for set_name, fams in results.items():
         for fam, r in fams.items():
-            if "hit1" in r:
+            if "right" in r:
+                fields.append(f"| {set_name} | {fam} | {r['questions']} | {r['message']} | {r['right']} |")
+            elif "hit1" in r:
                 lines.append(
                     f"| {set_name} | {fam} | {r['questions']} | {r['hit1']} | {r['rr']} | {r['bm25_hit1']} "
                     f"| {r['bm25_rr']} | {r['delta_hit1']:+.1f} |"
                 )
             else:
                 addr.append(f"| {set_name} | {fam} | {r['questions']} | {r['shown']} |")
-    return "\n".join(lines) + "\n\n" + "\n".join(addr)
+    return "\n".join(lines) + "\n\n" + "\n".join(addr) + "\n\n" + "\n".join(fields)
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
@@ -267,6 +309,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
             eng.index(None)
             messages = read_messages(col)
             qs = message_questions(messages, args.per_family, args.seed) + address_questions(col, args.per_family, args.seed)
+            qs += field_questions(messages, args.per_family, args.seed)
             results[set_name] = ask_all(eng, col, product.DocBM25(col), qs, settings)
         print(f"{set_name}: {len(qs)} questions", file=sys.stderr)
     payload = {
