@@ -17,6 +17,7 @@ the built-in sample corpus, so the pictures show exactly what a new user sees:
     10-email-filters.png    the sender filter by part of a name, a date range typed as months
     11-mail-store-kind.png  File > Add mail store: Maildir / folder of .eml, or mbox file
     12-live-results.png     a watched deletion: the results follow, the preview says it is gone
+    17-selfcheck-menu.png   Index ▸ Measure now done: the menu shows search on your files
 """
 
 from __future__ import annotations
@@ -355,6 +356,22 @@ def shot_new_model(s: Shots) -> None:
     window2.close()
 
 
+def shot_selfcheck(s: Shots) -> None:
+    """Index ▸ Measure now, then the Index menu open on the figure it measured (issue 38)."""
+    window = s.window
+    done: list = []
+    s.backend.selfcheck_ready.connect(done.append)
+    s.wait_for(lambda: window.act_measure.isEnabled(), "Measure now enabled")
+    window.act_measure.trigger()
+    s.wait_for(lambda: bool(done) and "hit@1" in window.act_selfcheck.text(), "the self-check's figure")
+    menu = window.index_menu
+    bar = window.menuBar()
+    menu.popup(bar.mapToGlobal(bar.actionGeometry(menu.menuAction()).bottomLeft()))
+    spin(300)
+    s.shot(menu, "17-selfcheck-menu.png")
+    menu.hide()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -367,6 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     s.backend.answers_ready.connect(s.got.append)
     s.window.search.setFocus()
     shot_results(s)
+    shot_selfcheck(s)
     shot_query_notices(s)
     shot_email_filters(s)
     shot_mail_store_kind(s)

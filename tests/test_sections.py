@@ -187,3 +187,24 @@ def test_headings_leave_the_index_digest_as_it_was(tmp_path: Path) -> None:
     assert document_digest(doc) == document_digest(without)
     dated = Document(doc.key, doc.path, doc.kind, doc.title, doc.text, {**doc.fields, "title": "Other"})
     assert document_digest(dated) != document_digest(doc)
+
+
+def test_a_page_whose_heading_is_its_title_names_no_section(tmp_path: Path) -> None:
+    """A Markdown page whose one heading is its own title: the answer says nothing more by
+    "under" (the title is shown already); under a second heading it names that one."""
+    from engine.api.facade import Engine
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "kettle.md").write_text(
+        "# Kettle care\n\nThe descaling cycle of the kettle takes twenty minutes.\n\n"
+        "## Storage\n\nKeep the kettle in a dry cupboard with its lid open.\n",
+        encoding="utf-8",
+    )
+    with Engine(home=tmp_path / "home", threads=1) as e:
+        e.index([docs])
+        first = e.ask("How long does descaling the kettle take?")[0]
+        assert "twenty minutes" in first.best.sentence and first.title == "Kettle care"
+        assert first.section is None
+        stored = e.ask("Where should the kettle be kept?")[0]
+        assert "dry cupboard" in stored.best.sentence and stored.section == "Storage"

@@ -255,7 +255,9 @@ def document_fields(meta: dict[str, Any], catalog: _CatalogLike | None) -> dict[
         if where is not None:  # a PDF's answer: which page it is on (issue 39)
             out["page"], out["pages"] = str(where[0]), str(where[1])
         section = section_at(row.sections, int(meta.get("start") or 0)) if in_text and row.sections else None
-        if section:  # a DOCX/ODT/EPUB answer: the heading it is under (issue 39)
+        # a DOCX/ODT/EPUB answer: the heading it is under (issue 39); not the document's own
+        # title again (a page whose one heading is its title says nothing more by it)
+        if section and " ".join(section.split()).casefold() != " ".join(str(meta.get("title") or "").split()).casefold():
             out["section"] = section
     return {k: v for k, v in out.items() if v}
 
