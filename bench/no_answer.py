@@ -9,6 +9,9 @@ it can answer and questions about things the files do not hold:
   product benchmark's dev set), some saved without an extension like a TODO file; answerable: a
   question of the note's paragraph; unanswerable: a question of an article not saved.
 * ``portuguese``: the same from FaQuAD (Portuguese), the non-English family.
+* ``sheets``: two workbooks beside the notes, a contact list (name, e-mail, company) and a
+  mail log (date, sender, subject) of Enron messages; answerable: a listed person's address,
+  who sent a logged subject; unanswerable: the same for people and subjects not in them.
 * ``mail-headers``: the product benchmark's 1,000 Enron messages (its home reused): answerable:
   its address, sender and date questions; unanswerable: the address of a person no indexed
   header names, and the sender of a message whose subject no indexed message has (both from
@@ -71,6 +74,62 @@ def note_family(
     questions = [q["question"] for a in other for p in a["paragraphs"] for q in p.get("qas", [])]
     rng.shuffle(questions)
     probes += [Probe(family, q, False) for q in questions[:per_family]]
+    return probes
+
+
+def _letters(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 1}
+
+
+def _alike(a: set[str], b: set[str]) -> bool:
+    return bool(a and b) and len(a & b) / len(a | b) >= 0.5
+
+
+def sheet_family(enron_rows: list[dict], folder: Path, per_family: int, rng: random.Random) -> list[Probe]:
+    """Two workbooks a person keeps: a contact list (name, e-mail, company) and a log of
+    messages (date, sender, subject), from Enron messages. Answerable: the address of a person
+    on the list, who sent a logged subject; unanswerable: the same of people and subjects the
+    sheets do not hold."""
+    import openpyxl
+
+    people: dict[str, str] = {}
+    for r in enron_rows:
+        for _, a in product.mailboxes(r.get("from", "") + "," + r.get("to", "")):
+            name = product.person_name(a) if a else None
+            if name and name not in people:
+                people[name] = a.lower()
+    names = sorted(people)
+    rng.shuffle(names)
+    cut = min(200, len(names) // 2)  # half the people on the list, half strangers to it
+    listed, strangers = names[:cut], names[cut:]
+    logged = [r for r in enron_rows if len(" ".join((r.get("subject") or "").split()).split()) >= 3]
+    rng.shuffle(logged)
+    kept = logged[:200]
+    # a subject not in the log is one no logged subject resembles (automated mail repeats its
+    # subjects but for a date): otherwise the "unanswerable" question is answered by the log
+    held = [_letters(r["subject"]) for r in kept]
+    others = [r for r in logged[200:] if not any(_alike(_letters(r["subject"]), h) for h in held)]
+    sheets = folder / "sheets"
+    sheets.mkdir(parents=True, exist_ok=True)
+    book = openpyxl.Workbook()
+    ws = book.active
+    ws.title = "Contacts"
+    ws.append(["Name", "E-mail", "Company"])
+    for n in listed:
+        ws.append([n, people[n], people[n].split("@")[-1].split(".")[0].title()])
+    book.save(sheets / "contacts.xlsx")
+    book = openpyxl.Workbook()
+    ws = book.active
+    ws.title = "Mail log"
+    ws.append(["Date", "From", "Subject"])
+    for r in kept:
+        ws.append([r.get("date", ""), r.get("from", ""), " ".join(r["subject"].split())])
+    book.save(sheets / "mail-log.xlsx")
+    half = per_family // 2
+    probes = [Probe("sheets", f"What is the email address of {n}?", True) for n in listed[:half]]
+    probes += [Probe("sheets", f"Who sent {' '.join(r['subject'].split())}?", True) for r in kept[: per_family - half]]
+    probes += [Probe("sheets", f"What is the email address of {n}?", False) for n in strangers[:half]]
+    probes += [Probe("sheets", f"Who sent {' '.join(r['subject'].split())}?", False) for r in others[: per_family - half]]
     return probes
 
 
@@ -195,6 +254,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
     faquad = json.loads((product.DATA / FAQUAD).read_text(encoding="utf-8"))["data"]
     probes = note_family("notes", list(squad), notes_dir, args.per_family, rng)
     probes += note_family("portuguese", list(faquad), notes_dir, args.per_family, rng)
+    with gzip.open(product.DATA / product.ENRON_FILE, "rt", encoding="utf-8") as f:
+        enron_rows = [json.loads(line) for line in f if line.strip()]
+    probes += sheet_family(enron_rows[4000:], notes_dir, args.per_family, random.Random(SEED + 1))
     results: dict[str, dict] = {}
     with Engine(args.work / "homes" / "notes", threads=1) as eng:
         if not any(s.path == str(notes_dir.resolve()) for s in eng.sources()):
@@ -203,8 +265,6 @@ def main(argv: Sequence[str] | None = None) -> dict:
         found, rows = decisions(eng, probes, settings)
         results.update(found)
     col = product.build_mail(args.work, 1000)[0]
-    with gzip.open(product.DATA / product.ENRON_FILE, "rt", encoding="utf-8") as f:
-        enron_rows = [json.loads(line) for line in f if line.strip()]
     mail_probes = header_family(col, enron_rows, args.per_family, rng)
     with Engine(args.work / "homes" / col.name, threads=1) as eng:
         found, more = decisions(eng, mail_probes, settings)
