@@ -177,3 +177,19 @@ def test_a_switch_goes_only_to_a_generation_the_pseudo_questions_find_better(tmp
     assert better["after"]["mrr10"] > better["before"]["mrr10"]
     worse = _judged(tmp_path / "down", None, damaged, docs)
     assert not worse["switch"] and worse["comparison"]["diff"] < 0, worse["comparison"]
+
+
+def test_files_with_no_label_to_ask_give_no_figure(tmp_path: Path) -> None:
+    """A home of a few short lines offers no pseudo-question: the self-check says so instead
+    of reporting 0%."""
+    from engine.api.facade import Engine
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "todo").write_text("milk\neggs\n", encoding="utf-8")
+    with Engine(home=tmp_path / "home", threads=1) as eng:
+        eng.add_source(docs)
+        eng.index()
+        with pytest.raises(ValueError, match="too little text with labels"):
+            eng.selfcheck()
+        assert "latest" not in eng.last_selfcheck()

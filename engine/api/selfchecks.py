@@ -32,7 +32,8 @@ class EngineSelfCheck:
 
     def selfcheck(self, questions: int = sc.QUESTIONS, seed: int = 13, save: bool = True) -> SelfCheck:
         """Ask ``questions`` pseudo-questions of the live generation; the result is kept as
-        the latest measure unless ``save`` is False. ValueError when nothing is indexed."""
+        the latest measure unless ``save`` is False. ValueError when nothing is indexed, or
+        when the files offer no pseudo-question at all."""
         with self._read_lock:
             reader = self._get_reader()
             if reader is None or reader.num_sentences == 0:
@@ -40,6 +41,8 @@ class EngineSelfCheck:
             check, _ = sc.run(
                 reader, self._asker(reader), self._document_keys(), questions, seed, model=self._model_label(reader)
             )
+        if check.questions == 0:  # (a few one-line notes): no figure rather than "0%"
+            raise ValueError("your files hold too little text with labels to measure search on them")
         if save:
             self._save_selfcheck(latest=check.to_json())
         log.info("self-check: %s (%.1f s)", check.line(), check.seconds)

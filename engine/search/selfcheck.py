@@ -135,6 +135,8 @@ def _candidates(metas: Sequence[dict[str, Any]]) -> dict[str, list[tuple[str, st
         return out
     first = metas[0]
     key, email = first.get("doc_key", ""), first.get("kind") == "email"
+    if sum(1 for m in metas if not m.get("field")) < 2:
+        return out  # hidden, its label would leave the document (almost) nothing to be found by
     for m in metas:
         text = m.get("text") or ""
         if m.get("field") == "subject":
@@ -145,7 +147,7 @@ def _candidates(metas: Sequence[dict[str, Any]]) -> dict[str, list[tuple[str, st
             continue
         elif is_heading_record(m):
             # (an e-mail's short lines are signatures and forwarded headers, not headings)
-            if not email and _content_words(text) >= 2 and len(text.split()) <= 12:
+            if not email and "\n" not in text.strip() and _content_words(text) >= 2 and len(text.split()) <= 12:
                 out["heading"].append((text, text, ()))
         elif SENTENCE_WORDS[0] <= len(text.split()) <= SENTENCE_WORDS[1]:
             out["sentence"].append((text, text, ()))
