@@ -140,3 +140,20 @@ def test_adapt_says_the_self_checks_decision_and_always_switches(tmp_path: Path,
     assert out.rstrip().endswith("the adapted model answers now; 'sparcdesk restore' goes back to " + switch["previous_bundle"])
     with Engine(home=home, threads=1) as eng:
         assert eng.status()["generation"]["model"].startswith("sparc-tiny+adapted")
+
+
+def test_a_decision_without_pseudo_questions_says_there_was_nothing_to_measure() -> None:
+    """A home of one-line notes offers no pseudo-question: the decision (kept, as an
+    interval of nothing is never above 0) says why in words, not as '0% → 0%'."""
+    from app.controllers.model import switch_text
+    from engine.cli.selfcheck import switch_line
+
+    empty = {"questions": 0, "hit1": 0.0, "mrr10": 0.0}
+    kept = {"before": empty, "after": empty, "comparison": {"before": 0, "after": 0, "diff": 0, "ci": [0, 0]},
+            "switch": False, "bundle": "/home/x/models/a"}  # fmt: skip
+    line = switch_line(kept)
+    assert line.startswith("nothing in your files to measure with") and "0%" not in line
+    text = switch_text(kept)
+    assert "too little text with labels" in text and "0%" not in text
+    measured = {**kept, "before": {"questions": 40, "hit1": 50.0}, "after": {"questions": 40, "hit1": 55.0}}
+    assert "50% → 55%" in switch_line(measured)  # (must not fire with questions)

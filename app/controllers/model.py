@@ -86,6 +86,8 @@ def switch_text(switch: dict) -> str:
         f"on {int(after.get('questions', 0))} questions from your files, the right file came first for"
         f" {float(before.get('hit1', 0)):.0f}% → {float(after.get('hit1', 0)):.0f}% of them"
     )
+    if not after.get("questions"):  # a few one-line notes: nothing to ask
+        figures = "your files hold too little text with labels to measure the search on"
     # (the decision is taken on MRR@10: where in the list the right file comes, not only first)
     if switch.get("always"):
         return f"Switched as asked, whatever the self-check found: {figures}."

@@ -45,6 +45,8 @@ def measured_line(latest: dict[str, Any] | None) -> str:
 def switch_figures(switch: dict[str, Any]) -> str:
     """'hit@1 60% → 64% (MRR@10 68.5 → 71.2, difference 2.7, interval [0.8, 4.6])'."""
     before, after = switch.get("before") or {}, switch.get("after") or {}
+    if not after.get("questions"):
+        return "nothing in your files to measure with (too little text with labels)"
     c = switch.get("comparison") or {}
     lo, hi = (list(c.get("ci") or (0.0, 0.0)) + [0.0, 0.0])[:2]
     return (
