@@ -214,6 +214,11 @@ class DocumentIndex:
         self._index.reload()
         self._searcher = self._index.searcher()
 
+    def term_counts(self, text: str) -> Counter[str]:
+        """``text`` analysed as the body is, each term with how often it occurs (what
+        :meth:`bm25` weighs a query's terms by, and what hidden text takes from a body)."""
+        return Counter(self._analyzer.analyze(text)) if text else Counter()
+
     def terms(self, text: str) -> list[str]:
         """``text`` analysed as the body is (stemmed, stopwords out), duplicates dropped."""
         return list(dict.fromkeys(self._analyzer.analyze(text)))
@@ -223,7 +228,7 @@ class DocumentIndex:
 
         A term the text repeats counts as often as it occurs (as BM25 over a query's tokens
         does): a long description that names its subject three times is mostly about it."""
-        counts = Counter(self._analyzer.analyze(text))
+        counts = self.term_counts(text)
         if not counts or top_k <= 0:
             return []
         query = tantivy.Query.boolean_query(

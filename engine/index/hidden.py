@@ -44,17 +44,13 @@ class HiddenIndex:
         self._index = index
         self._hidden = hidden
         self._ids = hidden.sentence_ids
-        self._removed = {k: self.terms(hidden.removed_from(k)) for k, _ in hidden.removed}
+        self._docs = index.document_index
+        self._removed: dict[str, Counter[str]] = (
+            {k: self._docs.term_counts(hidden.removed_from(k)) for k, _ in hidden.removed} if self._docs else {}
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._index, name)
-
-    def terms(self, text: str) -> Counter[str]:
-        """``text`` as the document index counts it (analysed, every occurrence)."""
-        docs = self._index._docs
-        if docs is None or not text:
-            return Counter()
-        return Counter(docs._analyzer.analyze(text))
 
     # ---- sentences
 
@@ -79,11 +75,11 @@ class HiddenIndex:
         less the hidden text (its term counts and its length both reduced), re-ranked. (Less
         text never raises a document from below the list into it, up to the length norm.)"""
         ranked = self._index.bm25_documents(text, top_k, filters)
-        docs = self._index._docs
+        docs = self._docs
         if docs is None or not any(k in self._removed for k, _ in ranked):
             return ranked
         scores = dict(ranked)
-        query = Counter(docs._analyzer.analyze(text))
+        query = docs.term_counts(text)
         for key in [k for k in scores if k in self._removed]:
             gone = self._removed[key]
             stats = docs.term_stats(key, query)
@@ -99,7 +95,7 @@ class HiddenIndex:
         """The IDF-weighted share of ``text``'s terms the document holds outside the hidden
         text (``DocumentIndex.coverage``'s measure)."""
         gone = self._removed.get(doc_key)
-        docs = self._index._docs
+        docs = self._docs
         if gone is None or docs is None:
             return self._index.coverage(text, doc_key)
         terms = docs.terms(text)

@@ -254,6 +254,11 @@ class IndexReader:
             return None
         return docs.matching(required, excluded, self._filter_query(filters, docs.schema))
 
+    @property
+    def document_index(self) -> DocumentIndex | None:
+        """This generation's whole-document BM25 index (None for an older generation)."""
+        return self._docs
+
     def coverage(self, text: str, doc_key: str) -> tuple[float, int]:
         """IDF-weighted share of the question's terms that ``doc_key`` holds (see
         :meth:`engine.index.docindex.DocumentIndex.coverage`); ``(0.0, 0)`` without a document index."""
