@@ -39,13 +39,19 @@ def text_pdf(paragraphs: list[str], title: str | None = None) -> bytes:
     """A valid PDF whose text layer is ``paragraphs`` (see the module docstring)."""
     lines = _lines(paragraphs)
     pages = [lines[i : i + LINES_PER_PAGE] for i in range(0, max(1, len(lines)), LINES_PER_PAGE)]
-    objects: dict[int, bytes] = {
-        1: b"<< /Type /Catalog /Pages 2 0 R >>",
-        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-    }
+    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+    info = printable(title).encode("cp1252").replace(b"(", b"[").replace(b")", b"]") if title else None
+    return write_pdf([_content(page) for page in pages], font, info)
+
+
+def write_pdf(streams: list[bytes], font: bytes, title: bytes | None = None) -> bytes:
+    """A PDF of one page per content stream (Letter size, its text in font ``F1``, the
+    object ``font``) and, with ``title`` (the bytes of a PDF string, escaped already), that
+    title in its Info dictionary: catalog 1, page tree 2, font 3, then each page and its
+    stream, the Info last; the cross-reference table and trailer after them."""
+    objects: dict[int, bytes] = {1: b"<< /Type /Catalog /Pages 2 0 R >>", 3: font}
     kids, n = [], 4
-    for page in pages:
-        stream = _content(page)
+    for stream in streams:
         objects[n] = (
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >>"
             + f" /Contents {n + 1} 0 R >>".encode()
@@ -55,9 +61,9 @@ def text_pdf(paragraphs: list[str], title: str | None = None) -> bytes:
         n += 2
     objects[2] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} >>".encode()
     info = None
-    if title:
+    if title is not None:
         info, n = n, n + 1
-        objects[info] = b"<< /Title (" + printable(title).encode("cp1252").replace(b"(", b"[").replace(b")", b"]") + b") >>"
+        objects[info] = b"<< /Title (" + title + b") >>"
     out = bytearray(b"%PDF-1.4\n")
     offsets = {}
     for number in sorted(objects):

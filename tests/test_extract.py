@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from bench.pdfs import write_pdf
 from engine.ingest.documents import Document, ExtractionError
 from engine.ingest.extract import MAX_FILE_BYTES, extract, iter_extract
 from engine.ingest.formats import sniff_kind
@@ -42,46 +43,20 @@ def saved_paragraphs(document: Any, path: Path) -> list[str]:
 
 
 def minimal_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
-    """A valid PDF written by hand (Helvetica, one text line per entry, '' for a blank line)."""
+    """A valid PDF written by hand (Helvetica 12 pt, one text line per entry, '' for a blank
+    line; ``bench.pdfs.write_pdf`` lays out the file)."""
 
     def esc(s: str) -> str:
         return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
-    objects: dict[int, bytes] = {}
-    kids = []
-    n = 4
-    for lines in pages:
-        ops = " ".join(f"({esc(line)}) Tj T*" if line else "T*" for line in lines)
-        stream = f"BT /F1 12 Tf 72 720 Td 16 TL {ops} ET".encode("latin-1")
-        objects[n] = (
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            b"/Resources << /Font << /F1 3 0 R >> >> /Contents " + f"{n + 1} 0 R >>".encode()
+    streams = [
+        f"BT /F1 12 Tf 72 720 Td 16 TL {' '.join(f'({esc(line)}) Tj T*' if line else 'T*' for line in lines)} ET".encode(
+            "latin-1"
         )
-        objects[n + 1] = f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream"
-        kids.append(n)
-        n += 2
-    objects[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
-    objects[2] = (
-        f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} >>".encode()
-    )
-    objects[3] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
-    info = None
-    if title:
-        info = n
-        objects[n] = f"<< /Title ({esc(title)}) >>".encode("latin-1")
-        n += 1
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = {}
-    for number in sorted(objects):
-        offsets[number] = len(out)
-        out += f"{number} 0 obj\n".encode() + objects[number] + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {n}\n0000000000 65535 f \n".encode()
-    for number in range(1, n):
-        out += f"{offsets[number]:010d} 00000 n \n".encode()
-    trailer = f"<< /Size {n} /Root 1 0 R" + (f" /Info {info} 0 R" if info else "") + " >>"
-    out += f"trailer\n{trailer}\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+        for lines in pages
+    ]
+    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    return write_pdf(streams, font, esc(title).encode("latin-1") if title else None)
 
 
 # --------------------------------------------------------------------------- plain text
