@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import shutil
 import time
@@ -172,14 +171,10 @@ def pseudo_ranks(eng: Any, questions: Sequence[sc.PseudoQuestion], cell: Cell) -
     return sc.ask_all(reader, ask, questions, cell.settings())
 
 
-#: set by --redo-pseudo: the samples are drawn again (once per collection in a run)
-REDO = [False]
-
-
-def pseudo_questions(work: Path, eng: Any, col: Collection, n: int) -> list[sc.PseudoQuestion]:
+def pseudo_questions(work: Path, eng: Any, col: Collection, n: int, redo: bool = False) -> list[sc.PseudoQuestion]:
     """The self-check's sample, drawn once from the shipped model's home and kept."""
     path = work / "pseudo" / f"{col.name}.json"
-    if path.exists() and not REDO[0]:
+    if path.exists() and not redo:
         rows = json.loads(path.read_text())
         return [sc.PseudoQuestion(r["kind"], r["text"], tuple(r["gold"]), r["label"], tuple(map(tuple, r["lines"]))) for r in rows]
     qs = sc.sample(eng._get_reader(), eng._document_keys(), n, 13)
@@ -196,32 +191,15 @@ def _mrr(ranks: Sequence[int]) -> float:
     return 100 * sum(1 / r for r in ranks if r) / max(len(ranks), 1)
 
 
-def _pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    n = len(xs)
-    if n < 3:
+def _correlation(kind: str, xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Pearson's or Spearman's (ties at their average rank) correlation, from scipy; None
+    with fewer than three pairs or a constant side."""
+    from scipy import stats
+
+    if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
         return None
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    sx = math.sqrt(sum((x - mx) ** 2 for x in xs))
-    sy = math.sqrt(sum((y - my) ** 2 for y in ys))
-    return round(sxy / (sx * sy), 3) if sx and sy else None
-
-
-def _spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    def ranks(v: Sequence[float]) -> list[float]:
-        order = sorted(range(len(v)), key=lambda i: v[i])
-        r = [0.0] * len(v)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                r[order[k]] = (i + j) / 2
-            i = j + 1
-        return r
-
-    return _pearson(ranks(xs), ranks(ys))
+    r = (stats.pearsonr if kind == "pearson" else stats.spearmanr)(xs, ys)[0]
+    return round(float(r), 3)
 
 
 def table(cells: dict[str, dict[str, dict]], collections: Sequence[str]) -> tuple[list[dict], dict]:
@@ -264,8 +242,8 @@ def table(cells: dict[str, dict[str, dict]], collections: Sequence[str]) -> tupl
         "self_says_better": len(switched),
         "self_better_real_worse": sum(r["real_diff"] < 0 for r in switched),
         "self_better_real_clearly_worse": sum(r["real_ci"][1] < 0 for r in switched),
-        "pearson": _pearson([r["real_diff"] for r in rows], [r["self_diff"] for r in rows]),
-        "spearman": _spearman([r["real_diff"] for r in rows], [r["self_diff"] for r in rows]),
+        "pearson": _correlation("pearson", [r["real_diff"] for r in rows], [r["self_diff"] for r in rows]),
+        "spearman": _correlation("spearman", [r["real_diff"] for r in rows], [r["self_diff"] for r in rows]),
     }
     return rows, summary
 
@@ -316,7 +294,7 @@ def run_collection(name: str, args: argparse.Namespace, log: Callable[[str], Non
         eng = home_for(work, col, cell.model, args.threads, log)
         if pseudo is None:
             shipped = eng if cell.model == "new" else home_for(work, col, "new", args.threads, log)
-            pseudo = pseudo_questions(work, shipped, col, args.questions)
+            pseudo = pseudo_questions(work, shipped, col, args.questions, args.redo_pseudo)
         t0 = time.perf_counter()
         real = cached["real"] if cached is not None else real_ranks(eng, col, questions, cell)
         row = {"real": real, "pseudo": pseudo_ranks(eng, pseudo, cell)}
@@ -343,7 +321,6 @@ def main(argv: Sequence[str] | None = None) -> dict:
         "--redo-pseudo", action="store_true", help="keep the real questions' ranks, sample and ask the pseudo-questions again"
     )
     args = p.parse_args(argv)
-    REDO[0] = args.redo_pseudo
     if not DATA.exists():
         raise SystemExit(f"{DATA} is absent: this benchmark needs ../shared/data")
     run = harness.Run("selfcheck_agreement", argv)
