@@ -180,12 +180,11 @@ class EngineModels(EngineSelfCheck):
             self.index(None, progress=progress, cancel=cancel, pause=pause)
             return None
         previous = Path((reader.model or {}).get("bundle") or model_store.original_bundle(self.bundle_dir))
-        _, result = self._run([Target(s) for s in cat.sources()], True, progress=progress, cancel=cancel, pause=pause, hold=True)
-        building = next(
-            (g for g in reversed(cat.generations()) if g.status == "building" and (g.model_name, g.model_version) == (self.model.name, self.model.version)),
-            None,
+        indexer, result = self._run(
+            [Target(s) for s in cat.sources()], True, progress=progress, cancel=cancel, pause=pause, hold=True
         )
-        if result.cancelled or building is None:
+        building = indexer.generation  # the generation the run wrote to, held back from the switch
+        if result.cancelled or building is None or building.status != "building":
             return None
         verdict = self.judge_switch(building)
         verdict.update(bundle=str(self.bundle_dir), previous_bundle=str(previous), measured=verdict["after"]["measured"])

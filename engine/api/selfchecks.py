@@ -86,11 +86,11 @@ class EngineSelfCheck:
                 live = self._get_reader()
                 assert live is not None, "a switch is judged against a live generation"
                 keys = self._document_keys()
-                questions_ = sc.sample(live, keys, questions, seed)
-                before = sc.ask_all(live, self._asker(live), questions_)
-                after = sc.ask_all(new, self._asker(new), questions_)
-                b = sc.result(before, questions_, live, seed, 0.0, self._model_label(live))
-                a = sc.result(after, questions_, new, seed, 0.0, self._model_label(new))
+                asked = sc.sample(live, keys, questions, seed)
+                before = sc.ask_all(live, self._asker(live), asked)
+                after = sc.ask_all(new, self._asker(new), asked)
+                b = sc.result(before, asked, live, seed, 0.0, self._model_label(live))
+                a = sc.result(after, asked, new, seed, 0.0, self._model_label(new))
         finally:
             new.close()
         cmp = sc.compare(before, after, "mrr10", seed)
