@@ -26,8 +26,14 @@ _LEADING = re.compile(
 _TRAILING = " \t.?!…。？！"
 
 
+def without_markers(subject: str) -> str:
+    """``subject`` as it names its message, as written: its leading markers and tags off
+    ("RE: [EXTERNAL] Budget review" -> "Budget review")."""
+    return _LEADING.sub("", subject).strip()
+
+
 def normal_subject(subject: str) -> str:
     """``subject`` without its leading markers and tags and its final punctuation, Unicode
     case-folded (``str.casefold``: "Ä" and "ß" too, which SQLite's lower() leaves), its white
     space collapsed to single spaces. "" for a subject of markers alone."""
-    return " ".join(_LEADING.sub("", subject).casefold().split()).rstrip(_TRAILING)
+    return " ".join(without_markers(subject).casefold().split()).rstrip(_TRAILING)

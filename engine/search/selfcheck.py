@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from engine.common.subjects import without_markers
 from engine.index.hidden import Hidden
 from engine.index.sentences import SentenceIndex
 from engine.search.documents import is_heading_record
@@ -52,8 +53,6 @@ RESAMPLES = 1000
 #: A question's sentence is 8 to 40 words: long enough to be about something, short
 #: enough to be a question's length of evidence.
 SENTENCE_WORDS = (8, 40)
-#: Reply and forward markers a subject carries ("Re: Fw: budget" names "budget").
-_MARKERS = re.compile(r"^\s*((re|fw|fwd|aw|wg|tr|rv|sv|vs|antw|r)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 _WORD = re.compile(r"\w+")
 
 #: ask(question, settings) -> Answers: the app's own search (``Engine.ask``).
@@ -66,8 +65,9 @@ def normalised(text: str) -> str:
 
 
 def subject_label(subject: str) -> str:
-    """A subject as it names its message: reply and forward markers off."""
-    return _MARKERS.sub("", subject or "").strip()
+    """A subject as it names its message: reply and forward markers and tags off (the
+    catalog's own rule, ``engine.common.subjects``)."""
+    return without_markers(subject or "")
 
 
 @dataclass(frozen=True)
