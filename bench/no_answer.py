@@ -174,6 +174,24 @@ def header_family(col: product.Collection, enron_rows: list[dict], per_family: i
     return probes
 
 
+def calibration_family(family: str, questions: Sequence[product.Question], per_family: int, rng: random.Random) -> list[Probe]:
+    """The product benchmark's own calibration set (``email``: BIPIA's questions, those no
+    e-mail answers unanswerable; ``squad``: questions of held-out articles unanswerable), a
+    seeded sample of ``per_family`` of each kind, so that every family is weighed in one run."""
+    ans = [q.text for q in questions if q.answerable]
+    una = [q.text for q in questions if not q.answerable]
+    rng.shuffle(ans)
+    rng.shuffle(una)
+    return [Probe(family, t, True) for t in ans[:per_family]] + [Probe(family, t, False) for t in una[:per_family]]
+
+
+def _indexed(eng: Any, folder: Path) -> None:
+    """``folder`` is a source of ``eng``'s home and its index is up to date."""
+    if not any(s.path == str(folder.resolve()) for s in eng.sources()):
+        eng.add_source(folder.resolve())
+    eng.index(None)
+
+
 def decisions(eng: Any, probes: Sequence[Probe], settings: SearchSettings) -> tuple[dict[str, dict], list[dict]]:
     """Per family: answered % of the answerable, refused % of the unanswerable; and each
     probe's decision with what it rests on (coverage, match, rare), for :func:`sweep`."""
@@ -182,8 +200,13 @@ def decisions(eng: Any, probes: Sequence[Probe], settings: SearchSettings) -> tu
     rows = []
     for i, p in enumerate(probes):
         result = eng.ask(p.text, settings=settings)
-        words = " ".join(parse(p.text).content)
-        rare = eng._get_reader().rarest_held(words, result[0].doc_key) if result and words else 1.0
+        intent = parse(p.text)
+        words = " ".join(intent.content)
+        reader = eng._get_reader()
+        rare = reader.rarest_held(words, result[0].doc_key) if result and words else 1.0
+        # what the next document holds and scores: a question whose first document stands
+        # out from the rest is about that document (a query-performance signal, measured)
+        cov2 = reader.coverage(words, result[1].doc_key)[0] if len(result) > 1 and words else 0.0
         rows.append(
             {
                 "family": p.family,
@@ -192,6 +215,11 @@ def decisions(eng: Any, probes: Sequence[Probe], settings: SearchSettings) -> tu
                 "coverage": round(float(result.coverage), 4),
                 "match": round(float(result.match), 4),
                 "rare": round(float(rare), 6),
+                "coverage2": round(float(cov2), 4),
+                "score1": round(float(result[0].score), 4) if result else 0.0,
+                "score2": round(float(result[1].score), 4) if len(result) > 1 else 0.0,
+                "words": len(intent.content),
+                "intent": "address" if intent.address_of else intent.field or intent.language,
                 "half": "tune" if i % 2 == 0 else "held-out",
             }
         )
@@ -259,17 +287,21 @@ def main(argv: Sequence[str] | None = None) -> dict:
     probes += sheet_family(enron_rows[4000:], notes_dir, args.per_family, random.Random(SEED + 1))
     results: dict[str, dict] = {}
     with Engine(args.work / "homes" / "notes", threads=1) as eng:
-        if not any(s.path == str(notes_dir.resolve()) for s in eng.sources()):
-            eng.add_source(notes_dir.resolve())
-        eng.index(None)
+        _indexed(eng, notes_dir)
         found, rows = decisions(eng, probes, settings)
         results.update(found)
-    col = product.build_mail(args.work, 1000)[0]
+    col, mail_questions = product.build_mail(args.work, 1000)
     mail_probes = header_family(col, enron_rows, args.per_family, rng)
-    with Engine(args.work / "homes" / col.name, threads=1) as eng:
-        found, more = decisions(eng, mail_probes, settings)
-        results.update(found)
-        rows += more
+    bipia = [q for q in mail_questions if q.set == "email"]
+    mail_probes += calibration_family("bipia", bipia, args.per_family, random.Random(SEED + 2))
+    squad_col, squad_questions = product.build_squad(args.work, product.SIZES["full"]["squad_articles"])
+    squad_probes = calibration_family("squad", squad_questions, args.per_family, random.Random(SEED + 3))
+    for home, folder, asked in ((col.name, col.folder, mail_probes), (squad_col.name, squad_col.folder, squad_probes)):
+        with Engine(args.work / "homes" / home, threads=1) as eng:
+            _indexed(eng, folder)
+            found, more = decisions(eng, asked, settings)
+            results.update(found)
+            rows += more
     out = {
         "seed": SEED,
         "per_family": args.per_family,

@@ -216,7 +216,7 @@ def test_an_asked_for_header_line_counts_as_an_answer_when_its_message_is_about_
     that asks for no field still needs the match."""
     from engine.search.settings import SearchSettings
 
-    strict = SearchSettings(answer_match=0.99)
+    strict = SearchSettings(answer_match=0.99, standout_lead=None)  # no other way in
     with Engine(home=mailbox / "home", threads=1) as e:
         for question in ("Who received the mail about the canteen menu?", "What's Bob's email?"):
             answers = e.ask(question, settings=strict)
@@ -238,7 +238,7 @@ def test_a_question_in_another_language_is_decided_by_the_words_its_document_hol
         "A biblioteca central da universidade abre às oito horas e fecha às vinte e duas horas.\n", encoding="utf-8"
     )
     (docs / "note.txt").write_text("The central library opens at eight and closes at ten at night.\n", encoding="utf-8")
-    strict = SearchSettings(answer_match=0.99)
+    strict = SearchSettings(answer_match=0.99, standout_lead=None)  # no other way in
     with Engine(home=tmp_path / "home", threads=1) as e:
         e.index([docs])
         asked = e.ask("A que horas abre a biblioteca central da universidade?", settings=strict)

@@ -180,10 +180,13 @@ def ask(
         doc_rank = {k: max(sc for sc, _ in groups[k]) for k in list(groups)[:top]}
     keys = _documents(run, groups, doc_rank, catalog, own)
     answers = Answers(relaxed=box.relaxed, absent=absent)
-    answers.extend(build_answers(index, intent, keys, groups, doc_rank, catalog, text_of, top, settings))
+    # one more than asked when only one is: the no-answer decision weighs the first against
+    # the next (``decision.stands_out``), whatever the caller shows
+    answers.extend(build_answers(index, intent, keys, groups, doc_rank, catalog, text_of, max(top, 2), settings))
     order_answers(answers, intent, settings)
     if answers:
         decide(answers, index, query, intent, qids, weights, sparc_top, box.index_filters, settings)
+    del answers[top:]
     return answers
 
 

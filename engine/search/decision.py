@@ -3,6 +3,8 @@ closest match (calibrated in docs/product.md)."""
 
 from __future__ import annotations
 
+import math
+
 from engine.index.sentences import IndexFilters, SentenceIndex
 from engine.search.choice import address_shown
 from engine.search.intent import QuestionIntent
@@ -68,12 +70,45 @@ def decide(
         answers.answered = about and address_shown(answers[0].best.sentence, intent.address_of) > 0
         return
     if intent.language != "en" and settings.foreign_coverage is not None:
-        # the model reads English: its match with a question in another language says little
-        # (on Portuguese notes it was as high for questions no file answers as for answerable
-        # ones, bench.no_answer); what the first document holds of the question's words decides
-        answers.answered = answers.coverage >= settings.foreign_coverage or (about and rare)
+        # the model reads English: its match with a question in another language says less
+        # (bench.no_answer's Portuguese notes); what the first document holds of the question's
+        # words decides, or a little less of them with a high match
+        low = settings.foreign_low_coverage
+        answers.answered = (
+            answers.coverage >= settings.foreign_coverage
+            or (low is not None and answers.coverage >= low and answers.match >= settings.foreign_match)
+            or (about and rare)
+        )
         return
-    answers.answered = about and (matched or rare or _header_answers(answers, intent, settings))
+    answers.lead = lead(answers)
+    answers.answered = (about and (matched or rare or _header_answers(answers, intent, settings))) or stands_out(
+        answers, settings
+    )
+
+
+def lead(answers: Answers) -> float:
+    """The log of the first answer's document score over the second's (``math.inf`` when it is
+    the only document that matched, 0 when its score is not positive)."""
+    first = answers[0].score
+    second = answers[1].score if len(answers) > 1 else 0.0
+    if first <= 0:
+        return 0.0
+    return math.log(first / second) if second > 0 else math.inf
+
+
+def stands_out(answers: Answers, settings: SearchSettings) -> bool:
+    """The first document stands far above the next and still holds some of the question's
+    words and meaning: a paraphrase of what one note says ("Which laws protect newly-planted
+    trees?" over a note that "ordinances protect saplings") holds few of its words and
+    reaches a low match, yet no other document comes close (issue 37: the no-answer banner
+    stood above such right answers in the user's notes)."""
+    if settings.standout_lead is None:
+        return False
+    return (
+        answers.lead >= settings.standout_lead
+        and answers.coverage >= settings.standout_coverage
+        and answers.match >= settings.standout_match
+    )
 
 
 #: The share of a field question's words its message must hold for its header line to count

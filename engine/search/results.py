@@ -284,6 +284,9 @@ class Answers(list):
     #: the share of documents holding the question's rarest word, when the first one holds
     #: it (1.0: it does not; ``DocumentIndex.rarest_held``)
     rare: float = 1.0
+    #: how far the first document stands above the next: the log of its score over the second
+    #: answer's (``math.inf`` when no other document matched; ``decision.stands_out``)
+    lead: float = 0.0
 
     def __init__(
         self,

@@ -52,6 +52,20 @@ class SearchSettings:
     #: (calibrated on bench.no_answer's Portuguese notes: 0.4 kept 88% answered and refused 56%,
     #: 0.5 85% and 80%).
     foreign_coverage: float | None = 0.5
+    #: ... or when it holds ``foreign_low_coverage`` of them and the match reaches
+    #: ``foreign_match`` (on the Portuguese notes the match does tell answerable questions from
+    #: others, less well than in English: bench.no_answer's tune half chose these two as the
+    #: highest pair that keeps 90% answered; None: coverage alone).
+    foreign_low_coverage: float | None = 0.3
+    foreign_match: float = 0.4
+    #: An English question whose first document stands out is answered with a lower match
+    #: and coverage: its document score is at least e**``standout_lead`` times the next
+    #: answer's and it still holds ``standout_coverage`` of the words, its best sentence
+    #: ``standout_match`` of the ceiling (a paraphrase of one note, which no other note comes
+    #: close to; chosen on bench.no_answer's tune half; None: not used).
+    standout_lead: float | None = 0.5
+    standout_coverage: float = 0.3
+    standout_match: float = 0.1
     #: A question is also answered when the first document holds its rarest word and at
     #: most this share of the documents do (``Answers.rare``; with ``answer_coverage`` still
     #: met): a rare exact word is evidence the model's match may miss. None: not used.
