@@ -16,8 +16,16 @@ it can answer and questions about things the files do not hold:
   its address, sender and date questions; unanswerable: the address of a person no indexed
   header names, and the sender of a message whose subject no indexed message has (both from
   Enron messages left out of the collection).
+* ``bipia`` and ``squad``: the product benchmark's own calibration sets (a seeded sample of
+  each kind), so that one run weighs every family and the pooled refusals count them too.
+
+Probes alternate between a *tune* half (even) and a *held-out* half (odd): the thresholds are
+chosen on the tune half, the held-out half is reported (docs/product.md). Each probe's row keeps
+what the decision rests on (coverage, match, the first document's lead over the next, the
+rarest word), so a rule can be weighed from the rows before it is built.
 
     python -m bench.no_answer [--work runs/product-040] [--per-family 150] [--off RULES]
+                              [--set standout_lead=none] [--set foreign_low_coverage=none]
 """
 
 from __future__ import annotations
@@ -218,6 +226,7 @@ def decisions(eng: Any, probes: Sequence[Probe], settings: SearchSettings) -> tu
                 "coverage2": round(float(cov2), 4),
                 "score1": round(float(result[0].score), 4) if result else 0.0,
                 "score2": round(float(result[1].score), 4) if len(result) > 1 else 0.0,
+                "lead": round(min(float(result.lead), 99.0), 4),
                 "words": len(intent.content),
                 "intent": "address" if intent.address_of else intent.field or intent.language,
                 "half": "tune" if i % 2 == 0 else "held-out",
@@ -258,18 +267,67 @@ def sweep(rows: Sequence[dict], coverage: float = 0.4, grid: Sequence[float] = R
     return out
 
 
+#: The decision's fields ``--set`` may change.
+DECISION_FIELDS = (
+    "answer_match",
+    "answer_coverage",
+    "foreign_coverage",
+    "foreign_low_coverage",
+    "foreign_match",
+    "standout_lead",
+    "standout_coverage",
+    "standout_match",
+    "rare_share",
+)
+
+
+def _assignments(items: Sequence[str]) -> dict[str, float | None]:
+    """``["standout_lead=none", "foreign_match=0.5"]`` as settings changes; ValueError naming a
+    field the decision does not have or a value that is no number."""
+    out: dict[str, float | None] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if name not in DECISION_FIELDS:
+            raise ValueError(f"--set {item!r}: choose a field of {','.join(DECISION_FIELDS)}")
+        try:
+            out[name] = None if value.strip().lower() == "none" else float(value)
+        except ValueError:
+            raise ValueError(f"--set {item!r}: {value!r} is no number (or 'none')") from None
+    return out
+
+
+def pooled(found: dict[str, dict], families: Sequence[str] | None = None) -> float:
+    """% of the unanswerable questions refused over ``families`` (all by default) together."""
+    rows = [r for f, r in found.items() if families is None or f in families]
+    total = sum(r["unanswerable"] for r in rows)
+    refused = sum(r["unanswerable"] * r["refused_when_unanswerable"] / 100 for r in rows)
+    return round(100 * refused / max(total, 1), 1)
+
+
+#: The families issue 37 added to the calibration (BIPIA and SQuAD were its first).
+USER_FAMILIES = ("notes", "portuguese", "sheets", "mail-headers")
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=ROOT / "runs" / "product-040", help="the product benchmark's work dir (its mail home is reused)")
     ap.add_argument("--per-family", type=int, default=150)
     ap.add_argument("--off", default="", help=f"comma-separated rules to turn off (of {','.join(RULES)})")
     ap.add_argument("--rare-share", type=float, default=None, help="SearchSettings.rare_share (default: the shipped one)")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a numeric SearchSettings field of the decision ('none' turns a rule off), e.g. standout_lead=none",
+    )
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
     from engine.api.facade import Engine
 
     try:
-        changes = {} if args.rare_share is None else {"rare_share": args.rare_share}
+        changes: dict[str, float | None] = {} if args.rare_share is None else {"rare_share": args.rare_share}
+        changes.update(_assignments(args.set))
         settings = with_rules_off(args.off, **changes)
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
@@ -307,6 +365,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
         "per_family": args.per_family,
         "rules_off": off,
         "rare_share": settings.rare_share,
+        "settings": {f: getattr(settings, f) for f in DECISION_FIELDS},
+        "pooled_refused": {"all": pooled(results), "issue_37_families": pooled(results, USER_FAMILIES)},
         "results": results,
         "halves": {h: summary([r for r in rows if r["half"] == h]) for h in ("tune", "held-out")},
         "sweep": sweep(rows),
@@ -318,6 +378,12 @@ def main(argv: Sequence[str] | None = None) -> dict:
             f"| {fam} | {r['answerable']} | {r['answered_when_answerable']} | {r['unanswerable']} "
             f"| {r['refused_when_unanswerable']} |"
         )
+    print("\n| half | " + " | ".join(results) + " | pooled refused (all) | pooled refused (issue 37's four) |")
+    print("|---" * (len(results) + 3) + "|")
+    for half, found in out["halves"].items():
+        cells = [f"{r['answered_when_answerable']} / {r['refused_when_unanswerable']}" for r in found.values()]
+        print(f"| {half} | " + " | ".join(cells) + f" | {pooled(found)} | {pooled(found, USER_FAMILIES)} |")
+    print(f"| both | {' | '.join('' for _ in results)} | {pooled(results)} | {pooled(results, USER_FAMILIES)} |")
     print("\nrare_share sweep (answered % / refused % per family; tune half | held-out half):")
     for share, halves in out["sweep"].items():
         cells = [
