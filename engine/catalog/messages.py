@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.catalog.connection import CatalogConnection
 from engine.catalog.rows import DocumentRow, MessageRow
+from engine.common import people
 from engine.common.subjects import normal_subject
 from engine.home.paths import from_store, to_store
 
@@ -137,6 +138,24 @@ class DocumentsAndMessages(CatalogConnection):
             sql += " AND from_addr LIKE ? ESCAPE '\\'"
             args.append("%" + re.sub(r"([%_\\])", r"\\\1", containing) + "%")
         return [(str(h), int(n)) for h, n in self._conn.execute(sql + " GROUP BY from_addr", args)]
+
+    def names_correspondent(self, person: Iterable[str], direction: str = "from") -> bool:
+        """Some stored message's From (``direction`` "from") or To/Cc ("to") names every word
+        of ``person`` (lower case; ``engine.common.people``): "mail from Bob about ..." names
+        someone who wrote mail, "what did the tariff say about ..." does not."""
+        want = sorted({w for w in person if w}, key=len, reverse=True)
+        if not want:
+            return False
+        columns = ("from_addr",) if direction == "from" else ("to_addrs", "cc_addrs")
+        for column in columns:
+            like = " AND ".join(f"{column} LIKE ? ESCAPE '\\'" for _ in want)
+            args = ["%" + re.sub(r"([%_\\])", r"\\\1", w) + "%" for w in want]
+            rows = self._conn.execute(f"SELECT {column} FROM messages WHERE {like} LIMIT 50", args)
+            for (value,) in rows:
+                headers = json.loads(value) if column != "from_addr" else [value]
+                if people.names((str(h) for h in headers), want):
+                    return True
+        return False
 
     def mailbox_units(self) -> list[tuple[str, str, int]]:
         """(mailbox name, unit holding the messages, message count) of the stored messages: a

@@ -161,11 +161,12 @@ def ask(
     absent = index.absent_words(content) if content and index.num_sentences > 0 else []
     if content and len(absent) == len(content):
         return Answers(relaxed=box.relaxed, absent=absent)  # nothing holds any of its words
-    qids = query.question_ids(intent.ranking)
+    ranking = _ranking(intent, catalog, settings)
+    qids = query.question_ids(ranking)
     weights = term_weights(index, qids, idf, query.table)
     run = _Search(index, query, intent, box.filters, box.index_filters, settings, hybrid, top, qids, weights, absent)
     ranked, sparc_top = _rank_sentences(
-        index, qids, intent.ranking, weights, hybrid, fusion, box.index_filters, settings.rank_depth, settings.hybrid_depth
+        index, qids, ranking, weights, hybrid, fusion, box.index_filters, settings.rank_depth, settings.hybrid_depth
     )
     # Content words only (the stopword list is longer than the index analyzer's): a long
     # question's "how", "would", "about" would otherwise rank whole documents.
@@ -188,6 +189,18 @@ def ask(
         decide(answers, index, query, intent, qids, weights, sparc_top, box.index_filters, settings)
     del answers[top:]
     return answers
+
+
+def _ranking(intent: QuestionIntent, catalog: _CatalogLike | None, settings: SearchSettings) -> str:
+    """What the sentence ranking reads: the question's topic when it asks for the mail of a
+    person some indexed message is from or to (``SearchSettings.direction_topic``; the header
+    preference weighs the person), else its ranking text ("what did the tariff say about ...":
+    no one called "tariff" wrote, and its words stay)."""
+    if not (intent.direction and settings.direction_topic and catalog is not None):
+        return intent.ranking
+    if intent.topic == intent.ranking or not catalog.names_correspondent(intent.person, intent.direction):
+        return intent.ranking
+    return intent.topic
 
 
 def _documents(

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from engine.common.people import header_words
 from engine.index.sentences import IndexFilters, SentenceIndex
 from engine.ingest.documents import LINE_KINDS
 from engine.search.intent import QuestionIntent
@@ -122,8 +123,7 @@ def by_direction(keys: list[str], catalog: _CatalogLike | None, intent: Question
         if msg is None:
             return False
         people = [msg.from_addr] if intent.direction == "from" else [*msg.to_addrs, *msg.cc_addrs]
-        held = {w for p in people for w in _WORD.findall(p.lower().replace(".", " ").replace("_", " "))}
-        return intent.person <= held
+        return intent.person <= {w for p in people for w in header_words(p)}
 
     first = [k for k in keys if named(k)]
     return first + [k for k in keys if k not in first] if first else keys

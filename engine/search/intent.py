@@ -86,6 +86,11 @@ class QuestionIntent:
     content: tuple[str, ...] = ()
     #: what the sentence ranking reads
     ranking: str = ""
+    #: the ranking less the person a direction names ("mail from Bob about the budget": "the
+    #: budget"): the person is the header preference's to weigh, and a short message whose
+    #: signature or From line is all it shares with the question would rank by the name
+    #: (``SearchSettings.direction_topic``); the ranking itself when nothing else is left
+    topic: str = ""
 
     @property
     def fired(self) -> bool:
@@ -274,6 +279,7 @@ def parse(text: str) -> QuestionIntent:
         ranking = _MAIL_WORD.sub(" ", text)
     else:
         ranking = text
+    topic = _without_person(ranking, person, stop) if direction else ranking
     return QuestionIntent(
         text=text,
         language=language,
@@ -286,4 +292,20 @@ def parse(text: str) -> QuestionIntent:
         names_message=names_message,
         content=content,
         ranking=ranking,
+        topic=topic,
     )
+
+
+def _without_person(ranking: str, person: frozenset[str], stop: frozenset[str]) -> str:
+    """``ranking`` with the person's words (and their possessive "'s") blanked; ``ranking``
+    when no word but stopwords would be left ("mail from Bob")."""
+    left = re.sub(r"[\w'’-]+", lambda m: " " if _possessive_base(m.group()) in person else m.group(), ranking)
+    return left if any(w.lower() not in stop for w in _WORD.findall(left)) else ranking
+
+
+def _possessive_base(word: str) -> str:
+    low = word.lower()
+    for end in ("'s", "’s", "'", "’"):
+        if low.endswith(end):
+            return low[: -len(end)]
+    return low

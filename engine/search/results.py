@@ -102,6 +102,8 @@ class _CatalogLike(Protocol):
 
     def messages_with_subject(self, subjects: Iterable[str]) -> list[str]: ...
 
+    def names_correspondent(self, person: Iterable[str], direction: str = "from") -> bool: ...
+
 
 class _Stemmer:
     _impl: Any = None

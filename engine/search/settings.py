@@ -75,6 +75,9 @@ class SearchSettings:
     keyword_order: bool = True
     #: "mail from Bob", "Bob's email about": Bob's messages first (``by_direction``)
     direction_order: bool = True
+    #: "mail from Bob about the budget": its sentences are ranked by "the budget" alone
+    #: (``QuestionIntent.topic``), Bob is the header preference's to weigh
+    direction_topic: bool = True
     #: an address question shows the person's address first (``address_shown``)
     address_order: bool = True
     #: a name typed alone: the person's own messages first (``in_own_header``)
@@ -100,6 +103,7 @@ DEFAULT = SearchSettings()
 RULES = (
     "keyword_order",
     "direction_order",
+    "direction_topic",
     "address_order",
     "name_order",
     "subject_lookup",
