@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1
 .venv/bin/python -m bench.product --work runs/product-040 --threads 1 > runs/abl-product-all.log 2>&1
 .venv/bin/python -m bench.heldout > runs/abl-heldout-all.log 2>&1
-for r in keyword_order direction_order address_order name_order subject_lookup field_answers; do
+for r in keyword_order direction_order direction_topic address_order name_order subject_lookup field_answers; do
   .venv/bin/python -m bench.heldout --off "$r" > "runs/abl-heldout-$r.log" 2>&1
   .venv/bin/python -m bench.product --work runs/product-040 --threads 1 --off "$r" \
     --sets email,enron,maildir,squad > "runs/abl-product-$r.log" 2>&1
