@@ -97,3 +97,18 @@ def test_one_answer_asked_for_is_decided_as_ten_are(notes: Engine) -> None:
     question = "Which laws protect young trees?"
     one, ten = notes.ask(question, top=1), notes.ask(question)
     assert len(one) == 1 and one.lead == ten.lead and one.answered == ten.answered
+
+
+def test_a_home_of_a_few_files_has_nothing_to_stand_out_from(tmp_path: Path) -> None:
+    """In a home of four notes, any question some words of which one of them holds would
+    "stand out": the rule needs ``STANDOUT_AMONG`` documents."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("trees.txt", "library.txt", "car.txt", "taxes.txt"):
+        (docs / name).write_text(NOTES[name] + "\n", encoding="utf-8")
+    with Engine(home=tmp_path / "home", threads=1) as e:
+        e.index([docs])
+        answers = e.ask("Which laws protect young trees?")
+        assert Path(answers[0].path).name == "trees.txt" and answers.lead >= DEFAULT.standout_lead
+        assert answers.coverage >= DEFAULT.standout_coverage and answers.match >= DEFAULT.standout_match
+        assert not answers.answered

@@ -81,9 +81,14 @@ def decide(
         )
         return
     answers.lead = lead(answers)
-    answers.answered = (about and (matched or rare or _header_answers(answers, intent, settings))) or stands_out(
-        answers, settings
+    answers.answered = (about and (matched or rare or _header_answers(answers, intent, settings))) or (
+        index.num_documents >= STANDOUT_AMONG and stands_out(answers, settings)
     )
+
+
+#: A first document stands out only among this many documents at least: in a home of one or
+#: two files any question some words of which they hold would "stand out".
+STANDOUT_AMONG = 5
 
 
 def lead(answers: Answers) -> float:
