@@ -136,7 +136,7 @@ class DocumentsAndMessages(CatalogConnection):
         args: list[Any] = []
         if containing:
             sql += " AND from_addr LIKE ? ESCAPE '\\'"
-            args.append("%" + re.sub(r"([%_\\])", r"\\\1", containing) + "%")
+            args.append(_contains(containing))
         return [(str(h), int(n)) for h, n in self._conn.execute(sql + " GROUP BY from_addr", args)]
 
     def names_correspondent(self, person: Iterable[str], direction: str = "from") -> bool:
@@ -149,8 +149,7 @@ class DocumentsAndMessages(CatalogConnection):
         columns = ("from_addr",) if direction == "from" else ("to_addrs", "cc_addrs")
         for column in columns:
             like = " AND ".join(f"{column} LIKE ? ESCAPE '\\'" for _ in want)
-            args = ["%" + re.sub(r"([%_\\])", r"\\\1", w) + "%" for w in want]
-            rows = self._conn.execute(f"SELECT {column} FROM messages WHERE {like} LIMIT 50", args)
+            rows = self._conn.execute(f"SELECT {column} FROM messages WHERE {like} LIMIT 50", [_contains(w) for w in want])
             for (value,) in rows:
                 headers = json.loads(value) if column != "from_addr" else [value]
                 if people.names((str(h) for h in headers), want):
@@ -162,6 +161,12 @@ class DocumentsAndMessages(CatalogConnection):
         Maildir folder or mbox file per store, an e-mail file per message otherwise."""
         sql = "SELECT mailbox, file, COUNT(*) FROM messages WHERE mailbox != '' GROUP BY mailbox, file"
         return [(str(m), str(f), int(n)) for m, f, n in self._conn.execute(sql)]
+
+
+def _contains(text: str) -> str:
+    """A ``LIKE ? ESCAPE '\\'`` pattern matching text that holds ``text`` (its ``%``, ``_`` and
+    ``\\`` taken literally)."""
+    return "%" + re.sub(r"([%_\\])", r"\\\1", text) + "%"
 
 
 def sql_normal_subject(stored: str | None) -> str | None:
