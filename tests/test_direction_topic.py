@@ -75,6 +75,9 @@ def test_the_topic_is_the_ranking_less_the_person_and_only_where_a_direction_was
     assert asked.direction == "from" and "Andy" not in asked.topic and "MISO losses" in asked.topic
     assert "Rodriquez" not in parse("Andy Rodriquez's email about the MISO losses").topic
     assert parse("mail from Andy Rodriquez").topic == parse("mail from Andy Rodriquez").ranking  # nothing else left
+    # the person's words as the direction read them: "Jean-Pierre" is two
+    hyphened = parse("mail from Jean-Pierre Blanc about the e-mail migration")
+    assert "Jean" not in hyphened.topic and "Pierre" not in hyphened.topic and "migration" in hyphened.topic
     keywords = parse("Rodriquez MISO losses")
     assert not keywords.direction and keywords.topic == keywords.ranking
 

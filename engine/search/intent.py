@@ -24,6 +24,8 @@ from engine.common.subjects import normal_subject
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _NAME_WORD = re.compile(r"[^\W\d_][\w'.-]*")
+#: A word with its possessive ending ("Bob's", "Jones'"), the word itself its group.
+_PERSON_WORD = re.compile(r"(\w+)(?:['’]s?)?", re.UNICODE)
 
 #: English stopwords: highlighting and the index's BM25 read these (one list for both).
 STOPWORDS = words("STOPWORDS", ("en",))
@@ -297,15 +299,8 @@ def parse(text: str) -> QuestionIntent:
 
 
 def _without_person(ranking: str, person: frozenset[str], stop: frozenset[str]) -> str:
-    """``ranking`` with the person's words (and their possessive "'s") blanked; ``ranking``
-    when no word but stopwords would be left ("mail from Bob")."""
-    left = re.sub(r"[\w'’-]+", lambda m: " " if _possessive_base(m.group()) in person else m.group(), ranking)
+    """``ranking`` with the person's words (``_WORD`` runs, as :func:`_name_words` read them)
+    and their possessive "'s" blanked; ``ranking`` when no word but stopwords would be left
+    ("mail from Bob")."""
+    left = _PERSON_WORD.sub(lambda m: " " if m.group(1).lower() in person else m.group(), ranking)
     return left if any(w.lower() not in stop for w in _WORD.findall(left)) else ranking
-
-
-def _possessive_base(word: str) -> str:
-    low = word.lower()
-    for end in ("'s", "’s", "'", "’"):
-        if low.endswith(end):
-            return low[: -len(end)]
-    return low
