@@ -304,9 +304,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     for set_name, col in cols.items():
         home = args.work / "homes" / col.name
         with Engine(home, bundle_dir=args.bundle, threads=1) as eng:
-            if not any(s.path == str(col.folder.resolve()) for s in eng.sources()):
-                eng.add_source(col.folder.resolve())
-            eng.index(None)
+            product.source_indexed(eng, col.folder)
             messages = read_messages(col)
             qs = message_questions(messages, args.per_family, args.seed) + address_questions(col, args.per_family, args.seed)
             qs += field_questions(messages, args.per_family, args.seed)

@@ -193,13 +193,6 @@ def calibration_family(family: str, questions: Sequence[product.Question], per_f
     return [Probe(family, t, True) for t in ans[:per_family]] + [Probe(family, t, False) for t in una[:per_family]]
 
 
-def _indexed(eng: Any, folder: Path) -> None:
-    """``folder`` is a source of ``eng``'s home and its index is up to date."""
-    if not any(s.path == str(folder.resolve()) for s in eng.sources()):
-        eng.add_source(folder.resolve())
-    eng.index(None)
-
-
 def decisions(eng: Any, probes: Sequence[Probe], settings: SearchSettings) -> tuple[dict[str, dict], list[dict]]:
     """Per family: answered % of the answerable, refused % of the unanswerable; and each
     probe's decision with what it rests on (coverage, match, rare), for :func:`sweep`."""
@@ -345,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     probes += sheet_family(enron_rows[4000:], notes_dir, args.per_family, random.Random(SEED + 1))
     results: dict[str, dict] = {}
     with Engine(args.work / "homes" / "notes", threads=1) as eng:
-        _indexed(eng, notes_dir)
+        product.source_indexed(eng, notes_dir)
         found, rows = decisions(eng, probes, settings)
         results.update(found)
     col, mail_questions = product.build_mail(args.work, 1000)
@@ -356,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     squad_probes = calibration_family("squad", squad_questions, args.per_family, random.Random(SEED + 3))
     for home, folder, asked in ((col.name, col.folder, mail_probes), (squad_col.name, squad_col.folder, squad_probes)):
         with Engine(args.work / "homes" / home, threads=1) as eng:
-            _indexed(eng, folder)
+            product.source_indexed(eng, folder)
             found, more = decisions(eng, asked, settings)
             results.update(found)
             rows += more

@@ -63,6 +63,7 @@ from bench.product.ask import (
     run_questions,
     sentence_match,
     shown_text,
+    source_indexed,
     summarise,
 )
 from bench.product.cli import SQUAD_POOL, main, run
@@ -192,6 +193,7 @@ __all__ = [
     "run_questions",
     "sentence_match",
     "shown_text",
+    "source_indexed",
     "squad_articles",
     "squad_questions",
     "summarise",
