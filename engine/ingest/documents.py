@@ -117,11 +117,12 @@ SECTIONS = "sections"
 MAX_HEADING_CHARS = 120
 
 
-def sections_field(starts: list[tuple[int, str]]) -> str:
-    """``SECTIONS`` for headings that start at ``(offset, heading)``; "" when there are none."""
+def section_fields(starts: list[tuple[int, str]]) -> dict[str, str]:
+    """A reader's fields for headings that start at ``(offset, heading)``: ``{SECTIONS: ...}``,
+    or no field when there are none."""
     cut = MAX_HEADING_CHARS - 1
     named = [[o, h if len(h) <= MAX_HEADING_CHARS else h[:cut].rstrip() + "…"] for o, h in starts]
-    return json.dumps(named, ensure_ascii=False) if named else ""
+    return {SECTIONS: json.dumps(named, ensure_ascii=False)} if named else {}
 
 
 def section_at(sections: str, offset: int) -> str | None:

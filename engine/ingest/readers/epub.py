@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.ingest.documents import SECTIONS, sections_field
+from engine.ingest.documents import section_fields
 from engine.ingest.readers.common import Extracted, heading_starts, join_paragraphs, open_zipped
 from engine.ingest.readers.html import html_to_text
 
@@ -58,5 +58,4 @@ def read_epub(data: bytes, where: str) -> Extracted:
     meta = book.get_metadata("DC", "title")
     if meta:
         title = str(meta[0][0]).strip() or None
-    sections = sections_field(starts)
-    return join_paragraphs(chapters), title, {SECTIONS: sections} if sections else {}
+    return join_paragraphs(chapters), title, section_fields(starts)

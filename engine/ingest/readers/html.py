@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import warnings
 
-from engine.ingest.documents import SECTIONS, sections_field
+from engine.ingest.documents import section_fields
 from engine.ingest.readers.common import Extracted, decode_text, heading_starts, join_paragraphs
 
 #: HTML nested deeper than this (counted on its tags, before parsing) is read as plain text
@@ -140,8 +140,7 @@ def html_to_text(
 def read_html(data: bytes, where: str) -> Extracted:
     headings: list[str] = []
     text, title = html_to_text(data, headings=headings)
-    sections = sections_field(heading_starts(text, headings))
-    notes = {SECTIONS: sections} if sections else {}
+    notes = section_fields(heading_starts(text, headings))
     if html_depth(data) > MAX_HTML_DEPTH:
         notes["note"] = f"HTML nested more than {MAX_HTML_DEPTH:,} deep: read as plain text, without its layout"
     return text, title, notes

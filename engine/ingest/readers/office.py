@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from engine.ingest.documents import SECTIONS, ExtractionError, sections_field
+from engine.ingest.documents import ExtractionError, section_fields
 from engine.ingest.readers.common import Extracted, clean, heading_starts, join_paragraphs, open_zipped, tidy
 from engine.ingest.readers.tables import TableBudget, one_line, sheet_paragraph
 
@@ -191,8 +191,7 @@ def read_docx(data: bytes, where: str) -> Extracted:
     paragraphs += _docx_parts(document)
     title = (document.core_properties.title or "").strip() or None
     text = tidy(join_paragraphs(paragraphs))
-    sections = sections_field(heading_starts(text, _docx_headings(document)))
-    return text, title, {SECTIONS: sections} if sections else {}
+    return text, title, section_fields(heading_starts(text, _docx_headings(document)))
 
 
 # --------------------------------------------------------------------------- Excel

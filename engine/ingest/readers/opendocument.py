@@ -7,7 +7,7 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
-from engine.ingest.documents import SECTIONS, ExtractionError, sections_field
+from engine.ingest.documents import ExtractionError, section_fields
 from engine.ingest.readers.common import Extracted, clean, heading_starts, join_paragraphs, open_zipped, tidy
 from engine.ingest.readers.tables import MAX_TABLE_CELLS, TableBudget, one_line, sheet_paragraph
 
@@ -97,8 +97,8 @@ def read_odt(data: bytes, where: str) -> Extracted:
     paragraphs: list[str] = []
     _odf_blocks(body, paragraphs)
     text = tidy(join_paragraphs(paragraphs))
-    sections = sections_field(heading_starts(text, [_odf_inline(h, []) for h in body.getElementsByType(H)]))
-    return text, _odf_title(document), {SECTIONS: sections} if sections else {}
+    headings = [_odf_inline(h, []) for h in body.getElementsByType(H)]
+    return text, _odf_title(document), section_fields(heading_starts(text, headings))
 
 
 def read_ods(data: bytes, where: str) -> Extracted:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from engine.ingest.documents import SECTIONS, sections_field
+from engine.ingest.documents import section_fields
 from engine.ingest.readers.common import Extracted, clean, decode_text, heading_starts
 from engine.ingest.readers.html import html_to_text
 
@@ -43,6 +43,5 @@ def read_markdown(data: bytes, where: str) -> Extracted:
     source, notes = decode_text(data, where)
     headings: list[str] = []
     text, title = markdown_to_text(source, headings)
-    sections = sections_field(heading_starts(text, headings))
-    return text, title, {**notes, SECTIONS: sections} if sections else notes
+    return text, title, {**notes, **section_fields(heading_starts(text, headings))}
 
