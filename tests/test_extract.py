@@ -473,25 +473,38 @@ def test_odt_frames_footnotes_and_cells_of_several_paragraphs_keep_words_apart(t
     ]
 
 
-def test_epub_chapters_in_spine_order(tmp_path: Path) -> None:
+def write_epub(path: Path, title: str, chapters: list[tuple[str, str, str]], toc: list | None = None) -> None:
+    """An EPUB of ``chapters`` ((title, file name, XHTML), spine in this order) with its table
+    of contents (default: the chapters themselves), also for tests/test_sections.py."""
     from ebooklib import epub
 
     book = epub.EpubBook()
-    book.set_identifier("test-book")
-    book.set_title("Two Chapters")
+    book.set_identifier(f"test-{title.lower().replace(' ', '-')}")
+    book.set_title(title)
     book.set_language("en")
-    first = epub.EpubHtml(title="One", file_name="b_first.xhtml")
-    first.content = "<html><body><h1>Chapter one</h1><p>It was a dark night.</p></body></html>"
-    second = epub.EpubHtml(title="Two", file_name="a_second.xhtml")
-    second.content = "<html><body><h1>Chapter two</h1><p>Morning came.</p></body></html>"
-    for item in (first, second):
+    items = []
+    for name, file_name, content in chapters:
+        item = epub.EpubHtml(title=name, file_name=file_name)
+        item.content = content
         book.add_item(item)
-    book.toc = [first, second]
+        items.append(item)
+    book.toc = toc if toc is not None else items
     book.add_item(epub.EpubNcx())
     book.add_item(epub.EpubNav())
-    book.spine = ["nav", first, second]  # file names sort the other way on purpose
-    path = tmp_path / "book.epub"
+    book.spine = ["nav", *items]
     epub.write_epub(str(path), book)
+
+
+def test_epub_chapters_in_spine_order(tmp_path: Path) -> None:
+    path = tmp_path / "book.epub"
+    write_epub(
+        path,
+        "Two Chapters",
+        [  # file names sort the other way on purpose
+            ("One", "b_first.xhtml", "<html><body><h1>Chapter one</h1><p>It was a dark night.</p></body></html>"),
+            ("Two", "a_second.xhtml", "<html><body><h1>Chapter two</h1><p>Morning came.</p></body></html>"),
+        ],
+    )
     doc = one(path)
     assert doc.kind == "epub" and doc.title == "Two Chapters"
     assert doc.text.split("\n\n") == ["Chapter one", "It was a dark night.", "Chapter two", "Morning came."]

@@ -10,6 +10,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+from test_extract import write_epub
+
 from engine.catalog.schema import MIGRATIONS, SCHEMA_VERSION
 from engine.catalog.store import Catalog, DocumentRow
 from engine.ingest.documents import SECTIONS, Document, section_at
@@ -98,21 +100,15 @@ def test_odt_epub_markdown_and_html_headings(tmp_path: Path) -> None:
     odt.save(str(tmp_path / "minutes.odt"))
     assert headings_of(one(tmp_path / "minutes.odt")) == ["Budget", "Next meeting"]
 
-    book = epub.EpubBook()
-    book.set_identifier("b")
-    book.set_title("A Book")
-    book.set_language("en")
-    first = epub.EpubHtml(title="Night", file_name="one.xhtml")
-    first.content = "<html><body><h1>Chapter one</h1><p>It was a dark night.</p></body></html>"
-    second = epub.EpubHtml(title="The Morning After", file_name="two.xhtml")
-    second.content = "<html><body><p>Morning came.</p><h2>At noon</h2><p>Lunch.</p></body></html>"
-    for item in (first, second):
-        book.add_item(item)
-    book.toc = [epub.Link("one.xhtml", "Night", "one"), epub.Link("two.xhtml", "The Morning After", "two")]
-    book.add_item(epub.EpubNcx())
-    book.add_item(epub.EpubNav())
-    book.spine = ["nav", first, second]
-    epub.write_epub(str(tmp_path / "book.epub"), book)
+    write_epub(
+        tmp_path / "book.epub",
+        "A Book",
+        [
+            ("Night", "one.xhtml", "<html><body><h1>Chapter one</h1><p>It was a dark night.</p></body></html>"),
+            ("The Morning After", "two.xhtml", "<html><body><p>Morning came.</p><h2>At noon</h2><p>Lunch.</p></body></html>"),
+        ],
+        toc=[epub.Link("one.xhtml", "Night", "one"), epub.Link("two.xhtml", "The Morning After", "two")],
+    )
     doc = one(tmp_path / "book.epub")
     starts = json.loads(doc.fields[SECTIONS])
     assert [h for _, h in starts] == ["Chapter one", "The Morning After", "At noon"]
